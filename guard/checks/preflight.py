@@ -6,7 +6,7 @@ run without, or the user said a value the tool's schema rejects. Caught before t
 cost no round trip, and the model gets no chance to invent the missing value or quietly "fix" the
 wrong one.
 
-``assess`` works in three steps, all lexical:
+``assess`` works in these steps, all lexical:
 
 1. **Relevance.** ``relevance.rank_tools`` scores every available tool against the user's latest
    request and against everything the user said, and keeps each tool's better score ("Asian
@@ -21,10 +21,18 @@ wrong one.
 3. **Missing values.** Every required parameter (nested required properties of required objects
    and of the items of required lists included) needs evidence of its kind in what the user and
    the system said: a number for a number, a date for a date, an ``@`` for an e-mail, a code, name
-   or number for an id, a named member for an enum, a proper name for a city. A required object that
-   requires nothing of its own is valid as ``{}`` yet serves no one empty: it needs evidence for any
-   one of its leaves. Booleans and free text are assumed given: a false "missing" stops a good
-   request, so when the kind of a value cannot be told from the words, it counts as given.
+   or number for an id, a named member for an enum, a proper name for a city, and for free text a
+   quoted phrase, a code, a name that is not just a tool's service ("BoardGameGeek"), or a word
+   introduced as the topic ("related to dragons"). A required object that requires nothing of its
+   own is valid as ``{}`` yet serves no one empty: it needs evidence for any one of its leaves.
+   Booleans are assumed given.
+4. **Several tools.** A request made of parts ("list the departments; also compress the image")
+   may need a tool per part: each part's best tool is judged too, on the words of its own part
+   (and the earlier turns), unless its part takes its values from an earlier step ("for this
+   location").
+5. **Unresolved references** (``guard.checks.references``): "my favorite number", "a specific
+   breed", "the year Larry requested" point at a value never stated, whichever parameter (required
+   or optional) it would fill.
 
 The embedding seam: ``semantic`` may offer ``rank_tools(request, registry)`` (``ToolRanker``); its
 ranking then replaces the lexical one, and nothing else changes.
@@ -40,7 +48,8 @@ from functools import cached_property, lru_cache
 from typing import Any, Protocol, runtime_checkable
 
 from guard.checks.arguments import conforms_to_format, excerpt, path_label
-from guard.checks.relevance import STOPWORDS, ToolScore, rank_tools, stem
+from guard.checks.references import unresolved
+from guard.checks.relevance import STOPWORDS, ToolScore, rank_tools, split_request, stem
 from guard.conversation import Conversation
 from guard.models import Finding
 from guard.normalise import normalise_text, numbers_in, parse_number, parse_temporal
@@ -107,15 +116,128 @@ def assess(
     if best is None or best.score < config.min_relevance:
         finding = _no_tool(conversation, ranking, config.show_candidates)
         return Preflight(None, best.score if best else 0.0, ranking, findings=[finding])
-    spec = registry.get(best.name)
-    assert spec is not None  # only registered tools are ranked
     said = [_read(m.content) for m in conversation.grounding_texts]
     user = [t for t, m in zip(said, conversation.grounding_texts) if m.role == "user"]
+    latest = conversation.latest_request
+    known = _registry_words(registry)
+    found: dict[str, Found] = {}
+    findings: list[Finding] = []
+    needed = _needed(conversation, registry, semantic, best.name, config.min_relevance)
+    for name, parts in needed.items():
+        spec = registry.get(name)
+        assert spec is not None  # only registered tools are ranked
+        if parts:  # the tool serves some parts of the latest request: its values are said there
+            scoped = [_read(p) for p in parts]
+            own_said = [t for t in said if t.raw != latest] + scoped
+            own_user = [t for t in user if t.raw != latest] + scoped
+        else:
+            own_said, own_user = said, user
+        values, problems = _values(spec, own_said, own_user, known)
+        if name != best.name and any(_REFERS_BACK.search(p) for p in parts):
+            # "and the sunrise times for this location": its values come from the step before
+            problems = [f for f in problems if f.category is not Category.MISSING_ARGUMENT]
+        findings += problems
+        if name == best.name:
+            found = values
+    findings += _references(conversation, registry, needed, findings)
+    args = {path.removeprefix("$."): f for path, f in found.items() if f.value is not None}
+    return Preflight(best.name, best.score, ranking, args, findings)
+
+
+def _references(
+    conversation: Conversation, registry: ToolRegistry, needed: dict[str, list[str]], findings: list[Finding]
+) -> list[Finding]:
+    """A finding per reference in the latest request to a value never stated ("my favorite
+    number", "the year Larry requested"), for the tool that serves its part and the parameter its
+    noun names (``$`` when none does), unless that parameter is already reported missing."""
+    earlier = sum(m.role == "user" for m in conversation.messages) > 1
+    reported = {(f.tool, f.path) for f in findings}
+    out = []
+    for ref in unresolved(conversation.latest_request, earlier):
+        tool = next((n for n, parts in needed.items() if any(ref.text in p for p in parts)), next(iter(needed)))
+        spec = registry.get(tool)
+        assert spec is not None
+        path = _parameter_for(ref.noun, spec)
+        if (tool, path) in reported or (ref.possessive and path == "$"):
+            continue
+        reported.add((tool, path))
+        out.append(
+            Finding(
+                category=Category.MISSING_ARGUMENT,
+                check=NAME,
+                message=f"the request refers to {ref.text!r}, which the conversation never states",
+                tool=tool,
+                path=path,
+                rule="unresolved_reference",
+                value=ref.text,
+                evidence={"reference": ref.text, "noun": ref.noun},
+            )
+        )
+    return out
+
+
+def _parameter_for(noun: str, spec: ToolSpec) -> str:
+    """The parameter whose name or description shares a word with the noun; ``$`` when none does."""
+    words = {stem(w) for w in normalise_text(noun).split() if w not in _CUE_STOPWORDS}
+    best, best_score = "$", 0
+    for slot in _slots(spec.parameters):
+        score = 2 * len(words & slot.cues) + len(words & slot.units)
+        if score > best_score:
+            best, best_score = slot.path, score
+    return best
+
+
+def _values(
+    spec: ToolSpec, said: list[_Text], user: list[_Text], known: frozenset[str]
+) -> tuple[dict[str, Found], list[Finding]]:
+    """The values the conversation gives one tool, and the findings on wrong or missing ones."""
     slots = list(_slots(spec.parameters))
     found, findings, named = _wrong_values(spec, slots, user)
-    findings += _missing_values(spec, slots, said, found, findings, named)
-    args = {path.removeprefix("$."): f for path, f in found.items() if f.value is not None}
-    return Preflight(spec.name, best.score, ranking, args, findings)
+    findings += _missing_values(spec, slots, said, found, findings, named, known)
+    return found, findings
+
+
+@lru_cache(maxsize=64)
+def _registry_words_of(names: tuple[str, ...], descriptions: tuple[str, ...]) -> frozenset[str]:
+    words = " ".join([*map(name_words, names), *descriptions])
+    return frozenset(stem(w) for w in normalise_text(words).split())
+
+
+def _registry_words(registry: ToolRegistry) -> frozenset[str]:
+    """Stems of every available tool's name and description: a name the user writes that only
+    names a tool's service ("the Met Museum") says which tool, not what to ask it."""
+    specs = [s for s in registry if s.enabled]
+    return _registry_words_of(tuple(s.name for s in specs), tuple(s.description or "" for s in specs))
+
+
+#: A part of a request that takes its values from an earlier part's result ("for this location",
+#: "for each department name", "the same location").
+_REFERS_BACK = re.compile(
+    r"\b(?:this|that|these|those|the same|each|its|their|the (?:above|previous|resulting|returned))\s+[a-z]", re.IGNORECASE
+)
+
+
+def _needed(
+    conversation: Conversation, registry: ToolRegistry, semantic: Any, best: str, floor: float
+) -> dict[str, list[str]]:
+    """The tools the latest request needs, each with the parts of the request it serves.
+
+    A request made of several parts ("list the departments, and compress the image at this URL")
+    may need a tool per part, and each tool's values are as necessary as the best tool's. A part's
+    best tool is needed when it reaches ``floor``; its values are looked for in that part (and in
+    the earlier turns), not in a part another tool serves ("the price of a coin, and the bank with
+    IFSC code X": the code is no coin). ``best`` is always needed; with no part of its own it is
+    judged on the whole conversation (an empty list)."""
+    needed: dict[str, list[str]] = {best: []}
+    parts = split_request(conversation.latest_request)
+    if len(parts) < 2:
+        return needed
+    ranker = semantic.rank_tools if isinstance(semantic, ToolRanker) else rank_tools
+    for part in parts:
+        top = next(iter(ranker(part, registry)), None)
+        if top is not None and top.score >= floor:
+            needed.setdefault(top.name, []).append(part)
+    return needed
 
 
 def _missing_values(
@@ -125,9 +247,10 @@ def _missing_values(
     found: dict[str, Found],
     wrong: list[Finding],
     named: dict[str, list[_Mention]],
+    known: frozenset[str] = frozenset(),
 ) -> list[Finding]:
     """A finding per required value (or required group) with no evidence; values found are added
-    to ``found``."""
+    to ``found``. ``known``: the words of the tools themselves (``_registry_words``)."""
     judged = set(found) | {f.path for f in wrong}
     taken = {f.span for f in found.values()}
     given_groups = {s.group for s in slots if s.group and s.path in judged}
@@ -139,17 +262,17 @@ def _missing_values(
             hit: Found | None = Found(_value(slot, own[0]), own[0].text)
         else:  # a value named for another parameter is no evidence of this one (an id no quantity)
             others = {m.text for path, ms in named.items() if path != slot.path and _counts(slots, path, slot) for m in ms}
-            hit = _evidence(slot, said, taken, others)
+            hit = _evidence(slot, said, taken, others, known)
         if hit is None:
             if slot.required:
-                findings.append(_missing(spec, slot.path, slot.kind, slot.schema))
+                findings.append(_missing(spec, slot.path, slot.kind, slot.schema, said))
         elif hit is not _ASSUMED:
             found[slot.path] = hit
             if slot.group:
                 given_groups.add(slot.group)
     told = {s.group for s in slots if s.group and s.kind not in _UNTOLD}
     for group in dict.fromkeys(s.group for s in slots if s.group in told and s.group not in given_groups):
-        findings.append(_missing(spec, str(group), "group", {}))
+        findings.append(_missing(spec, str(group), "group", {}, said))
     return findings
 
 
@@ -370,7 +493,7 @@ _URL = re.compile(r"^(?:https?://|www\.)\S+$|^[\w-]+(?:\.[\w-]+)*\.(?:com|org|ne
 #: A number, with a currency before it or a unit after it ("$5000", "70kg", "28-year-old", "5%").
 _NUMBER = re.compile(
     r"^[-+]?[$€£¥]?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?"
-    r"(?:%|°[CF]?|[a-z]{1,8}|[KMGT]B|[kMG]?Hz|mAh|-[a-z]+(?:-[a-z]+)*)?$"
+    r"(?:%|°[CFNSEW]?|[a-z]{1,8}|[KMGT]B|[kMG]?Hz|mAh|-[a-z]+(?:-[a-z]+)*)?$"
 )
 _TIME = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]\.?m\.?)?|\b\d{1,2}\s*[ap]\.?m\.?(?![a-z])|\b(?:noon|midnight|o'clock)\b", re.IGNORECASE)
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
@@ -842,7 +965,7 @@ def _temporal_forms(text: str) -> list[str] | None:
 # --- missing values -------------------------------------------------------------------------------
 
 
-def _evidence(slot: _Slot, texts: list[_Text], taken: set[str], others: set[str]) -> Found | None:
+def _evidence(slot: _Slot, texts: list[_Text], taken: set[str], others: set[str], known: frozenset[str] = frozenset()) -> Found | None:
     """Evidence that the conversation gives a value of the parameter's kind; None when it does not.
 
     Free text and booleans are assumed given (``_ASSUMED``, see the module docstring). A value
@@ -854,6 +977,8 @@ def _evidence(slot: _Slot, texts: list[_Text], taken: set[str], others: set[str]
     pattern = slot.schema.get("pattern")
     if isinstance(pattern, str) and kind != "enum" and (hit := _pattern_in(pattern, texts)) is not None:
         return Found(hit, hit)
+    if kind == "text":
+        return _text_evidence(slot, texts, taken, others, known)
     if kind in _UNTOLD:
         return _ASSUMED
     if kind == "enum":
@@ -883,6 +1008,44 @@ def _evidence(slot: _Slot, texts: list[_Text], taken: set[str], others: set[str]
                 taken.add(m.text)  # "from Berlin to Paris": the next place is another value
                 return Found(m.text, m.text)
     return None
+
+
+def _text_evidence(slot: _Slot, texts: list[_Text], taken: set[str], others: set[str], known: frozenset[str]) -> Found | None:
+    """Evidence of a free-text value: a quoted phrase, a code, an address, a proper name that is
+    not just the name of a tool's service, or a word no tool's name or description explains
+    ("breweries that specialize in *ales*", "a *pixel-art* avatar"): what the user asks about.
+    None when the conversation holds nothing of the kind."""
+    for text in texts:
+        for m in text.mentions:
+            if m.text in others or m.text in taken or (m.kind == "number" and m.counted):
+                continue
+            if m.kind == "name" and {stem(w) for w in normalise_text(m.text).split()} <= known:
+                continue
+            return Found(m.text, m.text)
+    for text in texts:
+        for m in _TOPIC.finditer(text.raw):
+            word = m.group(1).lower()
+            if word not in STOPWORDS and word not in _REQUEST_WORDS and stem(word) not in known | slot.cues:
+                return Found(None, m.group(0))
+    return None
+
+
+#: A word introduced as what the request is about ("related to machine learning", "specialize in
+#: ales", "an image of a retriever").
+_TOPIC = re.compile(
+    r"\b(?:related to|regarding|concerning|speciali[sz]\w* in|discussing|featuring|named|called|titled)"
+    r"\s+(?:(?:the|a|an|some|all)\s+)?([a-z][a-z-]{2,})",
+    re.IGNORECASE,
+)
+#: Words of asking, not of what is asked about.
+_REQUEST_WORDS = frozenset(
+    """
+    want wants need needs like know tell show give provide find get fetch list help looking look
+    interested information info data details detailed also additionally please thanks thank using
+    use make sure something anything everything specific particular certain latest recent current
+    new some information available currently today tomorrow yesterday
+    """.split()
+)
 
 
 def _pattern_in(pattern: str, texts: list[_Text]) -> str | None:
@@ -975,9 +1138,9 @@ _CATEGORY = {
 }
 
 
-def _missing(spec: ToolSpec, path: str, kind: str, schema: dict[str, Any]) -> Finding:
+def _missing(spec: ToolSpec, path: str, kind: str, schema: dict[str, Any], said: list[_Text]) -> Finding:
     label = path_label(path.replace("[*]", "[]"))
-    evidence: dict[str, Any] = {"kind": kind}
+    evidence: dict[str, Any] = {"kind": kind, "mentioned": _mentioned(path, said)}
     if kind == "group":
         message = f"{label} is required by {spec.name!r} and the conversation gives none of its values"
     else:
@@ -993,6 +1156,18 @@ def _missing(spec: ToolSpec, path: str, kind: str, schema: dict[str, Any]) -> Fi
         rule="required",
         evidence=evidence,
     )
+
+
+def _mentioned(path: str, said: list[_Text]) -> float:
+    """The share of a parameter's name words (as stems) found in what was said. A "missing" value
+    whose parameter the user spoke of ("the date I told you") is a near miss of the rules, one
+    nobody spoke of is plainly missing: the optional judge (``guard.checks.judge``) is asked only
+    about near misses."""
+    cues = _cue_stems(path.rsplit(".", 1)[-1].removesuffix("[*]"))
+    if not cues:
+        return 0.0
+    words = frozenset().union(*(t.stem_set for t in said))
+    return round(len(cues & words) / len(cues), 3)
 
 
 def _wrong(spec: ToolSpec, slot: _Slot, mention: _Mention, keyword: str) -> Finding:

@@ -207,3 +207,41 @@ def rank_tools(request: str, registry: ToolRegistry) -> list[ToolScore]:
     ]
     scores.sort(key=lambda s: -s.score)
     return scores
+
+
+# --- sub-requests ------------------------------------------------------------------------------
+
+#: Where a request splits into parts: a sentence end (not an abbreviation's: "U.S.", "Dr."),
+#: ";", a line break, "then", "also", "additionally", and "and" before a new verb or question.
+_REQUEST_SPLIT = re.compile(
+    r"(?<=(?-i:[a-z0-9)\]'\"’”])[.!?])(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bvs\.)(?<!\betc\.)\s+(?=[A-Z\"'‘“])"
+    r"|(?<=[?!])\s+|;\s*|\n+"
+    r"|,?\s+\b(?:and then|and also|then|also|as well as|in addition|additionally)\b,?\s+"
+    r"|,?\s+\band\b\s+(?=(?:can|could|would|will|please|i|tell|show|give|find|get|list|provide|search|check|create|"
+    r"generate|send|book|convert|translate|calculate|fetch|retrieve|look|what|how|which|who|where|when)\b)",
+    re.IGNORECASE,
+)
+#: A part that points back at an earlier one ("sort them by name", "summaries of these papers")
+#: belongs to it.
+_ANAPHORA = re.compile(r"\b(?:them|it|its|those|these|both|the results?|each of|that (?:day|one|date|list))\b", re.IGNORECASE)
+
+
+def _content_words(text: str) -> list[str]:
+    return [w for w in normalise_text(text).split() if w not in STOPWORDS and len(w) > 1 and not w.isdigit()]
+
+
+def split_request(request: str, min_words: int = 2) -> list[str]:
+    """The parts of a request that each ask for something: split on sentence ends, ";", "then",
+    "also", and "and" before a new verb or question; a part with fewer than ``min_words`` content
+    words, or one that points back ("sort them by name"), joins the part before it."""
+    parts = [p.strip(" ,.?!") for p in _REQUEST_SPLIT.split(request) if p and p.strip(" ,.?!")]
+    out: list[str] = []
+    for part in parts:
+        if out and (len(_content_words(part)) < min_words or _ANAPHORA.search(part)):
+            out[-1] = f"{out[-1]}, {part}"
+        else:
+            out.append(part)
+    if len(out) > 1 and len(_content_words(out[0])) < min_words:
+        out[1] = f"{out[0]}, {out[1]}"
+        out.pop(0)
+    return out

@@ -157,14 +157,59 @@ def test_an_identifier_is_no_quantity():
     assert run("Set performance goals for employee ID 12345 with a target of 40", tools=[goals]).findings == []
 
 
-def test_free_text_and_booleans_are_assumed_given():
-    note = tool(
-        "post_note",
-        "Post a note to the team board.",
-        {"text": {"type": "string", "description": "What the note says"}, "pinned": {"type": "boolean"}},
-        ["text", "pinned"],
+NOTE = tool(
+    "post_note",
+    "Post a note to the team board.",
+    {"text": {"type": "string", "description": "What the note says"}, "pinned": {"type": "boolean"}},
+    ["text", "pinned"],
+)
+
+
+def test_booleans_are_assumed_given_and_free_text_needs_words_of_its_own():
+    assert run("Post a note to the team board saying 'stand-up moves to 10'", tools=[NOTE]).findings == []
+    assert run("Post a note to the team board about Friday's Kubernetes upgrade", tools=[NOTE]).findings == []
+    (missing,) = run("Post a note to the team board", tools=[NOTE]).findings  # what should it say?
+    assert missing.category is Category.MISSING_ARGUMENT and missing.path == "$.text"
+
+
+def test_a_name_that_only_names_the_service_is_no_value():
+    search = tool(
+        "search_board_games",
+        "Search BoardGameGeek for board games.",
+        {"query": {"type": "string", "description": "Search terms"}},
+        ["query"],
     )
-    assert run("Post a note to the team board", tools=[note]).findings == []
+    assert run("Search BoardGameGeek for games related to dragons", tools=[search]).findings == []
+    (missing,) = run("Search BoardGameGeek for me", tools=[search]).findings
+    assert missing.path == "$.query"
+
+
+def test_each_part_of_a_request_is_judged_with_the_tool_that_serves_it():
+    departments = tool("list_departments", "List all departments of the museum collection.", {}, [])
+    compress = tool(
+        "compress_image",
+        "Compress an image given by its URL.",
+        {"img_url": {"type": "string", "description": "URL of the image"}},
+        ["img_url"],
+    )
+    tools = [departments, compress]
+    given = "List all departments of the museum. Also compress the image at https://example.com/a.jpg"
+    assert run(given, tools=tools).findings == []
+    (missing,) = run("List all departments of the museum. Also compress the image I have", tools=tools).findings
+    assert (missing.tool, missing.path) == ("compress_image", "$.img_url")
+
+
+def test_a_reference_to_something_never_said_is_asked_about():
+    fact = tool(
+        "number_fact",
+        "A trivia fact about a number.",
+        {"number": {"type": "integer", "description": "The number"}},
+        [],
+    )
+    (finding,) = run("Tell me a trivia fact about my favorite number", tools=[fact]).findings
+    assert finding.category is Category.MISSING_ARGUMENT and finding.rule == "unresolved_reference"
+    assert finding.path == "$.number" and finding.value == "my favorite number"
+    assert run("Tell me a trivia fact about my favorite number, 42", tools=[fact]).findings == []
 
 
 NESTED = tool(

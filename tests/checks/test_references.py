@@ -1,0 +1,49 @@
+"""Unresolved references: phrases that point at a value the conversation never states."""
+
+from __future__ import annotations
+
+import pytest
+
+from guard.checks.references import unresolved
+
+
+@pytest.mark.parametrize(
+    ("text", "noun"),
+    [
+        ("Show me images of a specific breed of dog", "breed"),
+        ("What is a trivia fact about my favorite number?", "number"),
+        ("Give me the population for the year Larry requested", "year"),
+        ("Define the word discussed in Chinese class earlier", "word"),
+        ("List street crimes near my latitude and longitude", "latitude"),
+    ],
+)
+def test_a_pointer_with_no_value_after_it_is_unresolved(text: str, noun: str) -> None:
+    (ref,) = unresolved(text)
+    assert ref.noun == noun and ref.text in text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Details about a specific anime title (4658)",
+        "A specific healthcare-related topic, such as accessibility",
+        "I am at a specific latitude and longitude lat=48.357, lon=2.37",
+        "Fetch a specific Star Trek book using its unique ID (BOMA0000154026)",
+        "Find the book called 'Dune' in the library",
+    ],
+)
+def test_a_value_that_follows_resolves_the_reference(text: str) -> None:
+    assert unresolved(text) == []
+
+
+def test_a_pointer_to_an_earlier_turn_is_left_to_that_turn() -> None:
+    text = "Book the hotel I mentioned"
+    assert [r.noun for r in unresolved(text)] == ["hotel"]
+    assert unresolved(text, earlier=True) == []  # the user spoke before: it may have been said
+
+
+def test_a_possession_is_marked_so_the_preflight_can_ask_only_where_a_parameter_wants_it() -> None:
+    (ref,) = unresolved("What is my favourite colour in this palette?")
+    assert ref.possessive
+    (pick,) = unresolved("Tell me about a certain planet")
+    assert not pick.possessive
