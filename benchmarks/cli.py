@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -34,20 +33,19 @@ def run(
     out: Path = typer.Option(Path("bench-out"), help="folder for results.json, cases.jsonl, report.md, plots/"),
     limit: int | None = typer.Option(None, help="at most N cases per suite (after the split)"),
     semantic: bool = typer.Option(False, help="add the embedding checks with the policy's checks.semantic thresholds (needs the semantic extra)"),
+    judge: str | None = typer.Option(None, help="PROVIDER:MODEL: an LLM judge (init_chat_model) asked when the cheaper checks are unsure, with the policy's checks.judge bands; each suite also runs without it"),
 ) -> None:
     """Run SUITE (or all) and write results.json, cases.jsonl, report.md and plots."""
     from rich.console import Console
-    from rich.progress import Progress
 
-    from benchmarks import report
     from benchmarks.agents import AgentSource
-    from benchmarks.runner import run_cases
+    from benchmarks.execute import SPLITS, run_suites
     from benchmarks.suites import SUITES
     from benchmarks.suites import suite as load_suite
     from guard.policy import Policy, PolicyError
 
     console = Console(stderr=True)
-    if split not in ("dev", "test", "all"):
+    if split not in SPLITS:
         raise typer.BadParameter("split must be dev, test or all")
     names = list(SUITES) if suite == "all" else [suite]
     try:
@@ -55,42 +53,25 @@ def run(
         pol = Policy.from_yaml(policy) if policy else Policy()
         agents = AgentSource(agent)
         matcher = _semantic(pol) if semantic else None
+        judged = _judge(judge, pol) if judge else None
     except (KeyError, PolicyError, ValueError, OSError, ImportError) as exc:
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from exc
     data = data_dir or default_data_dir()
-    out.mkdir(parents=True, exist_ok=True)
-    console.print(f"data: {data}  split: {split}  policy: {pol.name} ({pol.sha256[:12]})  agent: {agent}")
-    per_suite: dict[str, dict[str, Any]] = {}
-    all_results: list[Any] = []
-    for name, module in zip(names, modules):
-        if not module.available(data):
-            console.print(f"[yellow]skip[/] {name}: its data files are not in {data}")
-            continue
-        cases = [c for c in module.load(data) if split == "all" or c.split == split][: limit or None]
-        start = time.perf_counter()
-        with Progress(console=console, transient=True) as bar:
-            task = bar.add_task(name, total=len(cases))
-            results = run_cases(cases, pol, agents, progress=lambda _r: bar.advance(task), semantic=matcher)
-        seconds = time.perf_counter() - start
-        per_suite[name] = report.suite_result(name, split, pol, results, module.paper_metrics(results), seconds)
-        report.plots(out, name, results)
-        all_results += results
-        errors = per_suite[name]["n_errors"]
-        console.print(f"{name}: {len(results)} cases in {seconds:.1f} s" + (f", [red]{errors} errors[/]" if errors else ""))
-    if not per_suite:
-        console.print("[red]no suite had data to run[/]")
-        raise typer.Exit(1)
-    run_data: dict[str, Any] = (
-        {"suite": "all", "split": split, "policy": {"name": pol.name, "sha256": pol.sha256}, "suites": per_suite}
-        if suite == "all" else per_suite[names[0]]
-    )
-    report.write_json(out / "results.json", run_data)
-    report.write_cases(out / "cases.jsonl", all_results)
-    figures = {n: m.PAPER for n, m in zip(names, modules)}
     command = "guard bench " + " ".join(shlex.quote(a) for a in sys.argv[2:])
-    (out / "report.md").write_text(report.markdown(run_data, figures, command), encoding="utf-8")
-    console.print(f"wrote {out / 'results.json'}, {out / 'cases.jsonl'}, {out / 'report.md'}")
+    if run_suites(suite, dict(zip(names, modules)), data, split, pol, agents, out, command,
+                  console=console, agent=agent, limit=limit, semantic=matcher, judge=judged) is None:
+        raise typer.Exit(1)
+
+
+def _judge(spec: str, policy: Any) -> object:
+    """The LLM judge for ``--judge PROVIDER:MODEL``, its model resolved now: a missing provider
+    package or API key fails the command before any case runs, not every question after."""
+    from guard.checks.judge import Judge
+
+    judge = Judge(spec, policy.checks.judge)
+    _ = judge.model  # resolved here, once
+    return judge
 
 
 def _semantic(policy: Any) -> object:
@@ -98,6 +79,68 @@ def _semantic(policy: Any) -> object:
     from guard.semantic import semantic_for
 
     return semantic_for(policy.checks.semantic)
+
+
+@app.command()
+def calibrate(
+    suite: str = typer.Argument(..., help="a suite name, or all"),
+    data_dir: Path | None = typer.Option(None, help="datasets folder (default: ../shared/datasets, else the bundled samples)"),
+    split: str = typer.Option("dev", help="dev (the only split calibration may look at; test and all are refused)"),
+    policy: Path | None = typer.Option(None, help="base policy YAML (default: the built-in policy)"),
+    semantic: bool = typer.Option(False, help="run the embedding checks and sweep their thresholds too (needs the semantic extra)"),
+    out_policy: Path = typer.Option(Path("calibrated-policy.yaml"), help="where to write the calibrated policy"),
+    out: Path = typer.Option(Path("bench-out/calibration"), help="folder for calibration.json (every sweep point) and calibration.png"),
+    limit: int | None = typer.Option(None, help="at most N cases per suite (after the split)"),
+    max_false_alarms: float | None = typer.Option(None, min=0, max=1, help="ceiling on the false-alarm rate on clean cases"),
+) -> None:
+    """Sweep the policy's thresholds on the dev split, one at a time, and write the best into a policy file."""
+    from benchmarks.calibrate import calibrate as sweep_thresholds
+    from guard.policy import PolicyError
+
+    command = "guard bench " + " ".join(shlex.quote(a) for a in sys.argv[2:])
+    try:
+        done = sweep_thresholds(suite, data_dir or default_data_dir(), split=split, policy_path=policy, semantic=semantic,
+                                out_policy=out_policy, out=out, limit=limit, max_false_alarms=max_false_alarms,
+                                command=command, echo=typer.echo)
+    except (KeyError, PolicyError, ValueError, OSError, ImportError) as exc:
+        typer.echo(f"error: {exc.args[0] if isinstance(exc, KeyError) else exc}", err=True)
+        raise typer.Exit(2) from exc
+    if done is None:
+        raise typer.Exit(1)
+
+
+@app.command()
+def results(
+    data_dir: Path | None = typer.Option(None, help="datasets folder (default: ../shared/datasets, else the bundled samples)"),
+    out: Path = typer.Option(Path("bench-out/results"), help="run folders: OUT/rule and OUT/semantic"),
+    page: Path | None = typer.Option(None, help="the page to write (default: benchmarks/RESULTS.md)"),
+    policy: Path | None = typer.Option(None, help="policy YAML (default: the built-in policy)"),
+    no_semantic: bool = typer.Option(False, "--no-semantic", help="the rule-only run only"),
+    from_runs: bool = typer.Option(False, "--from-runs", help="render from the run folders already in OUT, without running"),
+) -> None:
+    """Run every suite's test split rule-only and with --semantic, then regenerate RESULTS.md from both."""
+    from rich.console import Console
+
+    from benchmarks import results_page
+    from benchmarks.suites import SUITES
+    from benchmarks.suites import suite as load_suite
+    from guard.policy import PolicyError
+
+    console = Console(stderr=True)
+    options = [("--data-dir", data_dir), ("--out", out), ("--page", page), ("--policy", policy)]
+    command = shlex.join(["guard", "bench", "results", *[str(a) for o, v in options if v is not None for a in (o, v)],
+                          *(["--no-semantic"] if no_semantic else []), *(["--from-runs"] if from_runs else [])])
+    target = page or results_page.PAGE
+    try:
+        if not from_runs:
+            modules = {n: load_suite(n) for n in SUITES}
+            results_page.run_both(modules, data_dir or default_data_dir(), out, policy_path=policy,
+                                  semantic=not no_semantic, console=console)
+        results_page.write_page(out, target, semantic=not no_semantic, command=command)
+    except (PolicyError, ValueError, OSError, ImportError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    console.print(f"wrote {target}")
 
 
 @app.command()

@@ -60,12 +60,17 @@ def recovery(results: Sequence[Any]) -> dict[str, float]:
 
 
 def latency(results: Sequence[Any]) -> dict[str, float]:
-    values = sorted(r.latency_ms for r in results if r.latency_ms > 0)
-    if not values:
+    return percentiles([r.latency_ms for r in results if r.latency_ms > 0])
+
+
+def percentiles(values: Iterable[float]) -> dict[str, float]:
+    """p50, p95 and p99 of some timings (0.0 each when there are none)."""
+    ordered = sorted(values)
+    if not ordered:
         return {"p50": 0.0, "p95": 0.0, "p99": 0.0}
-    if len(values) == 1:
-        return {"p50": values[0], "p95": values[0], "p99": values[0]}
-    q = statistics.quantiles(values, n=100, method="inclusive")
+    if len(ordered) == 1:
+        return {"p50": ordered[0], "p95": ordered[0], "p99": ordered[0]}
+    q = statistics.quantiles(ordered, n=100, method="inclusive")
     return {"p50": q[49], "p95": q[94], "p99": q[98]}
 
 

@@ -2,21 +2,31 @@
 
 ``results.json`` is the contract other tools read (``guard bench compare``, CI gates); its keys are
 fixed: suite, split, n_cases, policy {name, sha256}, categories, false_alarm_rate, paper_metrics,
-recovery, latency_ms (and, for ``all``, one such object per suite under ``suites``).
+recovery, latency_ms, judge ("off", or what the optional LLM judge was asked and cost; a judged run
+adds ``without_judge``, the same figures with no judge) (and, for ``all``, one such object per
+suite under ``suites``).
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from benchmarks.metrics import confusion, summary
+from benchmarks.metrics import confusion, percentiles, summary
 from benchmarks.suites import PaperFigure
 from guard.policy import Policy
 
 
-def suite_result(name: str, split: str, policy: Policy, results: list[Any], paper: dict[str, float], seconds: float) -> dict[str, Any]:
+def suite_result(
+    name: str, split: str, policy: Policy, results: list[Any], paper: dict[str, float], seconds: float,
+    judge_model: str | None = None,
+) -> dict[str, Any]:
+    """``judge_model`` names the LLM judge the run was given; a policy's enabled ``checks.judge``
+    names its own."""
+    if judge_model is None and policy.checks.judge.enabled:
+        judge_model = policy.checks.judge.model
     return {
         "suite": name,
         "split": split,
@@ -24,7 +34,42 @@ def suite_result(name: str, split: str, policy: Policy, results: list[Any], pape
         "policy": {"name": policy.name, "sha256": policy.sha256},
         "paper_metrics": paper,
         "seconds": seconds,
+        "judge": judge_figures(results, judge_model),
     }
+
+
+def judge_figures(results: list[Any], model: str | None) -> dict[str, Any] | str:
+    """What the optional LLM judge did and cost over a suite's cases: "off" when no judge ran.
+
+    ``questions`` counts every judgement; ``calls`` the model calls among them (not those answered
+    from the cache or skipped at the thread's cap), which latency, tokens and cost are taken over.
+    ``cost`` is None unless the policy gives prices per 1k tokens and the model reports its usage.
+    """
+    records = [j for r in results for j in r.judge]
+    if model is None and not records:
+        return "off"
+    calls = [j for j in records if not j["cached"] and j["effect"] != "skipped"]
+    costs = [j["cost"] for j in calls if j["cost"] is not None]
+    kinds, effects = Counter(j["kind"] for j in records), Counter(j["effect"] for j in records)
+    return {
+        "model": model or records[0]["model"],
+        "questions": len(records),
+        "calls": len(calls),
+        "cached": sum(1 for j in records if j["cached"]),
+        "cases": sum(1 for r in results if r.judge),
+        "by_kind": dict(sorted(kinds.items())),
+        "effects": {e: effects[e] for e in ("dropped", "added", "kept", "failed", "skipped")},
+        "latency_ms": {k: v for k, v in percentiles(j["latency_ms"] for j in calls).items() if k != "p95"},
+        "input_tokens": sum(j["input_tokens"] or 0 for j in calls),
+        "output_tokens": sum(j["output_tokens"] or 0 for j in calls),
+        "cost": round(sum(costs), 6) if costs else None,
+    }
+
+
+def without_judge(results: list[Any], paper: dict[str, float]) -> dict[str, Any]:
+    """The figures of the same cases run with no judge, to set beside a judged run's."""
+    plain = summary(results)
+    return {k: plain[k] for k in ("false_alarm_rate", "categories", "recovery", "latency_ms")} | {"paper_metrics": paper}
 
 
 def write_cases(path: Path, results: list[Any]) -> None:
@@ -46,6 +91,7 @@ def markdown(run: dict[str, Any], figures: dict[str, list[PaperFigure]], command
         lines += [f"## {name}", "", f"{res['n_cases']} cases ({res['n_errors']} errors), {res['seconds']:.1f} s; "
                   f"false-alarm rate on clean cases {_fmt(res['false_alarm_rate'])}; guard latency p50 "
                   f"{res['latency_ms']['p50']:.2f} ms, p99 {res['latency_ms']['p99']:.2f} ms.", ""]
+        lines += _judge_lines(res)
         lines += ["| metric | guard | paper figure | model | source |", "|---|---|---|---|---|"]
         by_metric: dict[str, list[PaperFigure]] = {}
         for f in figures.get(name, []):
@@ -65,6 +111,32 @@ def markdown(run: dict[str, Any], figures: dict[str, list[PaperFigure]], command
         if res["n_cases"]:
             lines += [f"![{name} confusion](plots/{name}-confusion.png) ![{name} recall vs false alarms](plots/{name}-labels.png)", ""]
     return "\n".join(lines)
+
+
+def _judge_lines(res: dict[str, Any]) -> list[str]:
+    """The judge's line ("judge: off", or its calls, latency, tokens and cost) and, for a judged
+    run, its figures beside the same cases' without it."""
+    judge = res.get("judge", "off")
+    if not isinstance(judge, dict):
+        return ["judge: off.", ""]
+    effects = ", ".join(f"{n} {e}" for e, n in judge["effects"].items() if n) or "none"
+    cost = "no cost figure (no prices in the policy, or no usage reported)" if judge["cost"] is None else f"cost {judge['cost']:.6g} (in the policy's price unit)"
+    lines = [f"judge: `{judge['model']}`: {judge['questions']} questions in {judge['cases']} cases, {judge['calls']} model calls "
+             f"({judge['cached']} answered from the cache; {effects}); latency p50 {judge['latency_ms']['p50']:.1f} ms, "
+             f"p99 {judge['latency_ms']['p99']:.1f} ms; {judge['input_tokens']} input and {judge['output_tokens']} output tokens, {cost}.", ""]
+    plain = res.get("without_judge")
+    if not isinstance(plain, dict):
+        return lines
+    lines += ["| figure | without judge | with judge |", "|---|---|---|",
+              f"| false-alarm rate | {_fmt(plain['false_alarm_rate'])} | {_fmt(res['false_alarm_rate'])} |",
+              f"| recovered | {_fmt(plain['recovery']['recovered_rate'])} | {_fmt(res['recovery']['recovered_rate'])} |"]
+    lines += [f"| {m} | {_fmt(plain['paper_metrics'].get(m))} | {_fmt(v)} |" for m, v in res["paper_metrics"].items()]
+    for label in sorted(set(plain["categories"]) | set(res["categories"])):
+        before, after = plain["categories"].get(label, {}).get("f1"), res["categories"].get(label, {}).get("f1")
+        lines.append(f"| {label} F1 | {_fmt(before)} | {_fmt(after)} |")
+    lines += [f"| guard latency p50 / p99 ms | {plain['latency_ms']['p50']:.2f} / {plain['latency_ms']['p99']:.2f} | "
+              f"{res['latency_ms']['p50']:.2f} / {res['latency_ms']['p99']:.2f} |", ""]
+    return lines
 
 
 def plots(out_dir: Path, name: str, results: list[Any]) -> None:

@@ -57,6 +57,8 @@ class CaseResult(BaseModel):
     latency_ms: float = 0.0
     error: str | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
+    #: What the optional LLM judge was asked during the case, every decision's (``Decision.judgements``).
+    judge: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class RecordingGuard(Guard):
@@ -94,20 +96,20 @@ def to_langchain(messages: Iterable[dict[str, Any]]) -> list[Any]:
     return out
 
 
-def run_case(case: Case, policy: Policy, agents: AgentSource, semantic: Any = None) -> CaseResult:
+def run_case(case: Case, policy: Policy, agents: AgentSource, semantic: Any = None, judge: Any = None) -> CaseResult:
     """One case through the guarded graph; never raises (a crash is reported in ``error``)."""
     result = CaseResult(id=case.id, suite=case.suite, subset=case.subset, split=case.split,
                         expected=case.expected.model_dump(), gold_calls=case.gold_calls, meta=case.meta)
     try:
-        _run(case, policy, agents, result, semantic)
+        _run(case, policy, agents, result, semantic, judge)
     except Exception as exc:  # a benchmark run reports a broken case and goes on
         result.error = f"{type(exc).__name__}: {exc}"[:500]
     return result
 
 
-def _run(case: Case, policy: Policy, agents: AgentSource, result: CaseResult, semantic: Any) -> None:
+def _run(case: Case, policy: Policy, agents: AgentSource, result: CaseResult, semantic: Any, judge: Any) -> None:
     box = ToolBox.for_case(case)
-    guard = RecordingGuard(box.registry, policy, semantic=semantic)
+    guard = RecordingGuard(box.registry, policy, semantic=semantic, judge=judge)
     human = SimulatedHuman(case.human)
     agent = build_guarded_agent(
         agents.model_for(case), box.tools(), guard=guard, checkpointer=InMemorySaver(), preflight=case.uses_preflight,
@@ -126,6 +128,7 @@ def _run(case: Case, policy: Policy, agents: AgentSource, result: CaseResult, se
         1 for m in state.get("messages", []) if isinstance(m, ToolMessage) and m.response_metadata.get("guard", {}).get("action") == "retry"
     )
     result.latency_ms = _first_latency(guard.log, case)
+    result.judge = [j for d in guard.log for j in d.judgements]
     if case.gold_calls:
         result.recovered = bool(box.executed) and _matches(box.executed[-1], case.gold_calls)
 
@@ -179,12 +182,24 @@ def run_cases(
     agents: AgentSource,
     progress: Callable[[CaseResult], None] | None = None,
     semantic: Any = None,
+    judge: Any = None,
 ) -> list[CaseResult]:
-    """Every case through the graph; ``semantic`` is the embedding matcher (``guard.semantic``) or None."""
+    """Every case through the graph; ``semantic`` is the embedding matcher (``guard.semantic``) or None,
+    ``judge`` the optional LLM judge (``guard.checks.judge``: a ``Judge``, a chat model) or None."""
     out = []
     for case in cases:
-        r = run_case(case, policy, agents, semantic)
+        r = run_case(case, policy, agents, semantic, judge)
         out.append(r)
         if progress:
             progress(r)
     return out
+
+
+def judge_off(policy: Policy) -> Policy:
+    """The policy with its ``checks.judge`` section switched off: the baseline a judged run is
+    reported against."""
+    if not policy.checks.judge.enabled:
+        return policy
+    data = policy.model_dump()
+    data["checks"]["judge"]["enabled"] = False
+    return Policy.model_validate(data)  # validated afresh, so its sha256 is its own

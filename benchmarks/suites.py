@@ -24,6 +24,7 @@ SUITES: dict[str, str] = {
     "reflectool": "benchmarks.datasets.reflectool",
     "bfcl": "benchmarks.datasets.bfcl",
     "tool-reflection": "benchmarks.datasets.tool_reflection",
+    "tool-reflection-rebuilt": "benchmarks.datasets.tool_reflection_rebuilt",
 }
 
 

@@ -168,6 +168,12 @@ class Conversation:
         )
 
     @cached_property
+    def said_texts(self) -> list[tuple[int, str]]:
+        """``grounding_texts`` as written, each with its index in ``messages``."""
+        grounding = {id(m) for m in self.grounding_texts}
+        return [(i, m.content) for i, m in enumerate(self.messages) if id(m) in grounding]
+
+    @cached_property
     def tool_results(self) -> tuple[Message, ...]:
         return tuple(m for m in self.messages if m.role == "tool")
 

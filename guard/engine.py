@@ -16,7 +16,8 @@ from typing import Any, Literal
 
 from guard import render
 from guard.budgets import GuardState
-from guard.checks import CheckContext, arguments, availability, grounding, placeholders, preflight, repetition
+from guard.checks import CheckContext, arguments, availability, grounding, placeholders, preflight, provenance, repetition
+from guard.checks.preflight import Preflight
 from guard.conversation import Conversation
 from guard.models import Decision, Finding, ToolCall
 from guard.policy import Policy, PolicyError, load_policy
@@ -40,10 +41,14 @@ class Guard:
     ``tools`` may be a ``ToolRegistry`` or anything ``ToolRegistry`` accepts (LangChain tools, typed
     functions, pydantic models, JSON-schema descriptions). ``semantic`` is an optional paraphrase
     matcher for grounding (see ``guard.checks.grounding.ValueMatcher``); by default it is built
-    from the policy's ``checks.semantic`` section when that is enabled.
+    from the policy's ``checks.semantic`` section when that is enabled. ``judge`` is an optional
+    LLM judge for findings the cheaper checks are unsure of (``guard.checks.judge``): a ``Judge``,
+    a chat model or a ``provider:model`` spec; by default built from an enabled ``checks.judge``.
     """
 
-    def __init__(self, tools: Iterable[Any] | ToolRegistry = (), policy: Any = None, *, semantic: Any = None) -> None:
+    def __init__(
+        self, tools: Iterable[Any] | ToolRegistry = (), policy: Any = None, *, semantic: Any = None, judge: Any = None
+    ) -> None:
         self.registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
         self.policy: Policy = load_policy(policy)
         if semantic is None and self.policy.checks.semantic.enabled:
@@ -51,6 +56,11 @@ class Guard:
 
             semantic = semantic_for(self.policy.checks.semantic)
         self.semantic = semantic
+        self.judge: Any = None
+        if judge is not None or self.policy.checks.judge.enabled:
+            from guard.checks.judge import judge_for  # imported only when a judge is asked for
+
+            self.judge = judge_for(judge, self.policy)
         self._extra_checks = {tool: [_import_check(p) for p in o.extra_checks] for tool, o in self.policy.tools.items()}
 
     def check(
@@ -68,19 +78,30 @@ class Guard:
         """
         start = time.perf_counter()
         call = ToolCall.from_any(call)
-        conversation = messages if isinstance(messages, Conversation) else Conversation.from_messages(messages)
-        state = state if state is not None else GuardState.from_conversation(conversation)
+        conversation, state = _view(messages, state)
         findings, repaired = self._findings(call, conversation, state)
-        decision = self._decide(call, findings, repaired, state, approved)
-        decision.latency_ms = (time.perf_counter() - start) * 1000
-        return decision
+        judgements: list[dict[str, Any]] = []
+        if self.judge is not None:
+            findings, judgements = self.judge.review_call(
+                findings, call, conversation, self.registry, self.policy, self.semantic, self._stops(call.name, approved)
+            )
+        return self._timed(start, self._decide(call, findings, repaired, state, approved), judgements)
 
     async def acheck(
         self, call: Any, messages: Any = None, state: GuardState | None = None, *, approved: bool = False
     ) -> Decision:
         """The async twin of ``check``. The rule checks take well under a millisecond, so they run
-        inline rather than paying for a thread hop."""
-        return self.check(call, messages, state, approved=approved)
+        inline rather than paying for a thread hop; only a judge's model calls are awaited."""
+        if self.judge is None:
+            return self.check(call, messages, state, approved=approved)
+        start = time.perf_counter()
+        call = ToolCall.from_any(call)
+        conversation, state = _view(messages, state)
+        findings, repaired = self._findings(call, conversation, state)
+        findings, judgements = await self.judge.areview_call(
+            findings, call, conversation, self.registry, self.policy, self.semantic, self._stops(call.name, approved)
+        )
+        return self._timed(start, self._decide(call, findings, repaired, state, approved), judgements)
 
     def preflight(self, messages: Any, state: GuardState | None = None) -> Decision:
         """Judge the conversation against the tools before any call is proposed.
@@ -92,20 +113,50 @@ class Guard:
         comes from ``checks.preflight.actions``, then the policy's ``actions``.
         """
         start = time.perf_counter()
-        conversation = messages if isinstance(messages, Conversation) else Conversation.from_messages(messages)
-        state = state if state is not None else GuardState.from_conversation(conversation)
+        conversation, state = _view(messages, state)
+        result = self._assess(conversation)
+        judgements: list[dict[str, Any]] = []
+        if self.judge is not None and result.ranking:
+            result, judgements = self.judge.review_preflight(
+                result, conversation, self.registry, self.policy, self.semantic, self._stops(result.tool, False, "preflight")
+            )
+        return self._timed(start, self._preflight_decision(result, state), judgements)
+
+    async def apreflight(self, messages: Any, state: GuardState | None = None) -> Decision:
+        """The async twin of ``preflight``: lexical and well under a millisecond, so inline; only a
+        judge's model calls are awaited."""
+        if self.judge is None:
+            return self.preflight(messages, state)
+        start = time.perf_counter()
+        conversation, state = _view(messages, state)
+        result = self._assess(conversation)
+        judgements: list[dict[str, Any]] = []
+        if result.ranking:
+            result, judgements = await self.judge.areview_preflight(
+                result, conversation, self.registry, self.policy, self.semantic, self._stops(result.tool, False, "preflight")
+            )
+        return self._timed(start, self._preflight_decision(result, state), judgements)
+
+    def _assess(self, conversation: Conversation) -> Preflight:
         if self.policy.checks.preflight.enabled:
-            result = preflight.assess(conversation, self.registry, self.policy, self.semantic)
-        else:
-            result = preflight.Preflight(None, 0.0, ())
+            return preflight.assess(conversation, self.registry, self.policy, self.semantic)
+        return Preflight(None, 0.0, ())
+
+    def _preflight_decision(self, result: Preflight, state: GuardState) -> Decision:
         call = ToolCall(name=result.tool, args=result.call_args(), id=PREFLIGHT_CALL_ID)
-        decision = self._decide(call, result.findings, None, state, approved=False, stage="preflight")
+        return self._decide(call, result.findings, None, state, approved=False, stage="preflight")
+
+    @staticmethod
+    def _timed(start: float, decision: Decision, judgements: list[dict[str, Any]]) -> Decision:
+        decision.judgements = judgements
         decision.latency_ms = (time.perf_counter() - start) * 1000
         return decision
 
-    async def apreflight(self, messages: Any, state: GuardState | None = None) -> Decision:
-        """The async twin of ``preflight``: lexical and well under a millisecond, so inline."""
-        return self.preflight(messages, state)
+    def _stops(self, tool: str | None, approved: bool, stage: Literal["call", "preflight"] = "call") -> Callable[[Finding], bool]:
+        """Whether the policy stops a call over a finding (rated as ``_decide`` rates it): the judge
+        is asked only about such findings, an answer about the others would change nothing."""
+        early = self.policy.checks.preflight.actions if stage == "preflight" else {}
+        return lambda f: not (early.get(f.category) or self._action_of(f, tool, approved)).runs
 
     # -- checks -> findings -------------------------------------------------------------------
 
@@ -134,6 +185,8 @@ class Guard:
         if may_repair:
             args, repaired = repairs.apply(ctx)
             findings += repaired
+            ctx = replace(ctx, args=args)
+            args, findings = provenance.complete(ctx, findings)  # after the repairs, before the value checks
             ctx = replace(ctx, args=args)
         findings += _first_per_path(self._value_checks(ctx))
         findings += repetition.check(ctx)
@@ -232,6 +285,12 @@ class Guard:
             rule=next(iter(over)),
             evidence={k: {"used": used, "limit": limit} for k, (used, limit) in over.items()},
         )
+
+
+def _view(messages: Any, state: GuardState | None) -> tuple[Conversation, GuardState]:
+    """What every entry point reads: the conversation view and the retries spent."""
+    conversation = messages if isinstance(messages, Conversation) else Conversation.from_messages(messages)
+    return conversation, state if state is not None else GuardState.from_conversation(conversation)
 
 
 def _escalation_kind(findings: list[Finding]) -> str:

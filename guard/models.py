@@ -142,6 +142,11 @@ class Decision(BaseModel):
     policy_name: str = "default"
     policy_hash: str = ""
     latency_ms: float = 0.0
+    judgements: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="what the optional LLM judge was asked and answered (guard.checks.judge), with its effect, "
+        "latency and tokens; a finding it dropped is kept here",
+    )
     decision_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
 
     @property

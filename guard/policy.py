@@ -61,6 +61,10 @@ class RepairSwitches(_Strict):
     param_names: bool = True
     date_format: bool = True
     parse_json: bool = True
+    from_provenance: bool = Field(
+        True,
+        description="complete a null, stand-in or wrong-typed value from the one candidate an earlier tool result or the user's words hold (guard.checks.provenance)",
+    )
 
 
 class Budgets(_Strict):
@@ -149,6 +153,45 @@ class SemanticConfig(_Strict):
     code_table: bool = Field(True, description="ISO language and currency codes ground their names")
 
 
+class JudgeBands(_Strict):
+    """How close to its threshold a cheaper check's score must be for the judge to be asked.
+
+    Each band is read against the score the check put in its finding (``guard.checks.judge``):
+    far from the threshold the check is trusted and no model is called.
+    """
+
+    ungrounded_value: float = Field(
+        default=0.15, ge=0, le=1,
+        description="asked when the closest span's similarity (evidence.nearest.score) is at least grounding.min_fuzzy_score/100 minus this",
+    )
+    no_suitable_tool: float = Field(
+        default=0.05, ge=0, le=1, description="asked when the best tool's relevance is within this of preflight.min_relevance, either side"
+    )
+    missing_argument: float = Field(
+        default=0.5, ge=0, le=1,
+        description="asked when the share of the parameter's name words said (evidence.mentioned) is at least 1 minus this",
+    )
+    suspicious_tool_selection: float = Field(
+        default=0.05, ge=0, le=1, description="asked when the better tool's lead is within this of semantic.selection_margin"
+    )
+
+
+class JudgeConfig(_Strict):
+    """An LLM judge (any LangChain chat model) for what neither rules nor embeddings decide: asked
+    a yes/no question only when a cheaper check's score falls within its band. Off by default."""
+
+    enabled: bool = False
+    model: str | None = Field(
+        default=None, pattern=r"^[^:\s]+:\S+$", description="provider:model for langchain's init_chat_model, resolved at first use"
+    )
+    bands: JudgeBands = JudgeBands()
+    max_calls_per_thread: int = Field(default=10, ge=0, description="model calls per conversation thread; beyond it the checks' verdict stands")
+    timeout_seconds: float = Field(default=10.0, gt=0, description="per model call; on timeout the checks' verdict stands")
+    max_transcript_chars: int = Field(default=6000, ge=200, description="the latest part of the conversation shown to the judge")
+    price_per_1k_input_tokens: float | None = Field(default=None, ge=0, description="for the cost figure; none: no cost reported")
+    price_per_1k_output_tokens: float | None = Field(default=None, ge=0)
+
+
 class ChecksConfig(_Strict):
     limits: ArgumentLimits = ArgumentLimits()
     placeholders: bool = True
@@ -157,6 +200,7 @@ class ChecksConfig(_Strict):
     unexpected_arguments: bool = True
     preflight: PreflightConfig = PreflightConfig()
     semantic: SemanticConfig = SemanticConfig()
+    judge: JudgeConfig = JudgeConfig()
 
 
 class ToolOverride(_Strict):

@@ -129,6 +129,12 @@ def _description(schema: dict[str, Any], dotted: str) -> str | None:
 
 
 def _why(finding: Finding) -> str:
+    if candidates := finding.evidence.get("candidates"):  # guard.checks.provenance: the human picks one
+        return _why_alone(finding) + " It may be one of: " + ", ".join(_short(c.get("value")) for c in candidates) + "."
+    return _why_alone(finding)
+
+
+def _why_alone(finding: Finding) -> str:
     if finding.category is Category.MISSING_ARGUMENT:
         return f"'{_name(finding.path)}' was not given."
     if finding.category is Category.PLACEHOLDER_VALUE:

@@ -202,6 +202,22 @@ class _Walk:
         return {renames.get(k, k): v for k, v in args.items()}
 
 
+def wants_date(schema: dict[str, Any]) -> bool:
+    """Whether a parameter's schema ``format`` or description asks for a date/time format."""
+    return _target_format(_str_or_none(schema.get("format")), _str_or_none(schema.get("description"))) is not None
+
+
+def as_schema_date(text: str, schema: dict[str, Any], reference: datetime) -> str | None:
+    """``text`` ("March 20, 2023 at 6:30 AM") written in the date/time format the schema asks for,
+    when the text states everything the format shows; None otherwise. Shared with the provenance
+    completion, which reads dates from the user's words."""
+    target = _target_format(_str_or_none(schema.get("format")), _str_or_none(schema.get("description")))
+    parsed = _parse_when(text, reference) if target is not None else None
+    if target is None or parsed is None or not parsed.fits(target):
+        return None
+    return parsed.when.strftime(target.strftime)
+
+
 def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 

@@ -65,7 +65,7 @@ except ImportError as exc:  # pragma: no cover - numpy comes with the extra's to
     raise ImportError("guard.semantic needs numpy: pip install 'guard[semantic]'") from exc
 
 from guard.checks.grounding import GroundingMatch
-from guard.checks.relevance import STOPWORDS, ToolScore
+from guard.checks.relevance import STOPWORDS, ToolScore, split_request
 from guard.checks.relevance import rank_tools as lexical_rank
 from guard.conversation import Conversation
 from guard.models import Finding
@@ -77,6 +77,7 @@ from guard.taxonomy import Category
 __all__ = [
     "Embedder",
     "MiniLMEmbedder",
+    "SemanticCaches",
     "SemanticGuard",
     "SpanEmbedder",
     "selection_check",
@@ -346,19 +347,6 @@ _CLAUSE = re.compile(
     r"(?<=[.!?;:])\s+|\n+|;\s*|,\s+|\s+\b(?:and then|and also|and|then|also|but|as well as|plus)\b\s+",
     re.IGNORECASE,
 )
-#: Where a request splits into parts: a sentence end (not an abbreviation's: "U.S.", "Dr."),
-#: ";", a line break, "then", "also", "additionally", and "and" before a new verb or question.
-_REQUEST_SPLIT = re.compile(
-    r"(?<=(?-i:[a-z0-9)\]'\"’”])[.!?])(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bvs\.)(?<!\betc\.)\s+(?=[A-Z\"'‘“])"
-    r"|(?<=[?!])\s+|;\s*|\n+"
-    r"|,?\s+\b(?:and then|and also|then|also|as well as|in addition|additionally)\b,?\s+"
-    r"|,?\s+\band\b\s+(?=(?:can|could|would|will|please|i|tell|show|give|find|get|list|provide|search|check|create|"
-    r"generate|send|book|convert|translate|calculate|fetch|retrieve|look|what|how|which|who|where|when)\b)",
-    re.IGNORECASE,
-)
-#: A part that points back at an earlier one ("sort them by name", "summaries of these papers")
-#: belongs to it.
-_ANAPHORA = re.compile(r"\b(?:them|it|its|those|these|both|the results?|each of|that (?:day|one|date|list))\b", re.IGNORECASE)
 _QUOTED = re.compile(r"""(?<!\w)['"‘“][^'"‘’“”]{1,80}['"’”](?!\w)""")
 _MAX_SPAN_TEXT = 2_000  # characters of one message or tool-result leaf that are searched
 
@@ -366,27 +354,6 @@ _MAX_SPAN_TEXT = 2_000  # characters of one message or tool-result leaf that are
 def clauses(text: str) -> list[str]:
     """A message cut into short clauses (the units embedded in one pass)."""
     return [p.strip() for p in _CLAUSE.split(text[:_MAX_SPAN_TEXT]) if p and _WORD.search(p)]
-
-
-def _content_words(text: str) -> list[str]:
-    return [w for w in normalise_text(text).split() if w not in STOPWORDS and len(w) > 1 and not w.isdigit()]
-
-
-def split_request(request: str, min_words: int = 2) -> list[str]:
-    """The parts of a request that each ask for something: split on sentence ends, ";", "then",
-    "also", and "and" before a new verb or question; a part with fewer than ``min_words`` content
-    words, or one that points back ("sort them by name"), joins the part before it."""
-    parts = [p.strip(" ,.?!") for p in _REQUEST_SPLIT.split(request) if p and p.strip(" ,.?!")]
-    out: list[str] = []
-    for part in parts:
-        if out and (len(_content_words(part)) < min_words or _ANAPHORA.search(part)):
-            out[-1] = f"{out[-1]}, {part}"
-        else:
-            out.append(part)
-    if len(out) > 1 and len(_content_words(out[0])) < min_words:
-        out[1] = f"{out[0]}, {out[1]}"
-        out.pop(0)
-    return out
 
 
 def _request_text(text: str) -> str:
@@ -500,6 +467,24 @@ class _Tools:
     vectors: np.ndarray
 
 
+@dataclass(frozen=True)
+class SemanticCaches:
+    """What a ``SemanticGuard`` remembers that no threshold changes: the spans of each message and
+    their per-conversation stacks (they depend on the embedder and ``max_span_words`` only), lexical
+    rankings, and tool vectors. ``semantic_for`` gives guards over the same model and span length
+    one shared set, so a guard with other thresholds (a calibration sweep, a reloaded policy)
+    starts warm instead of embedding every message again."""
+
+    spans: LRU[tuple[str, str], _Spans]
+    lexical: LRU[tuple[str, str], dict[str, float]]
+    stacks: LRU[tuple[tuple[int, str, str], ...], _Stack]
+    tools: LRU[str, _Tools]
+
+    @classmethod
+    def new(cls, size: int = 4_096) -> SemanticCaches:
+        return cls(spans=LRU(size), lexical=LRU(size), stacks=LRU(32), tools=LRU(64))
+
+
 class SemanticGuard:
     """The embedding seams of ``Guard``: ``match`` (grounding) and ``rank_tools`` (relevance).
 
@@ -534,6 +519,7 @@ class SemanticGuard:
         selection: bool = True,
         code_table: bool = True,
         cache_size: int = 4_096,
+        caches: SemanticCaches | None = None,
     ) -> None:
         self.embedder: Embedder = embedder if embedder is not None else MiniLMEmbedder()
         self.min_span_similarity = min_span_similarity
@@ -547,10 +533,8 @@ class SemanticGuard:
         self.selection_margin = selection_margin
         self.selection = selection
         self.code_table = code_table
-        self._spans: LRU[tuple[str, str], _Spans] = LRU(cache_size)
-        self._lexical: LRU[tuple[str, str], dict[str, float]] = LRU(cache_size)
-        self._stacks: LRU[tuple[tuple[int, str, str], ...], _Stack] = LRU(32)
-        self._tools: LRU[str, _Tools] = LRU(64)
+        shared = caches if caches is not None else SemanticCaches.new(cache_size)
+        self._spans, self._lexical, self._stacks, self._tools = shared.spans, shared.lexical, shared.stacks, shared.tools
         self.registry_encodes = 0  # registries embedded (a cache miss each)
 
     @property
@@ -848,8 +832,16 @@ def _embedder(model: str | None) -> MiniLMEmbedder:
 
 
 @lru_cache(maxsize=8)
+def _shared_caches(model: str | None, max_span_words: int) -> SemanticCaches:
+    return SemanticCaches.new()
+
+
+@lru_cache(maxsize=8)
 def semantic_for(config: SemanticConfig) -> SemanticGuard:
-    """The semantic checks a policy's ``checks.semantic`` section asks for. Cached per section and
-    the model per name: a benchmark builds a guard per case, the model must load once."""
+    """The semantic checks a policy's ``checks.semantic`` section asks for. Cached per section; the
+    model per name and the threshold-free caches per model and span length, so a section that
+    differs only in thresholds (a calibration sweep) reuses both: a benchmark builds a guard per
+    case, the model must load once and nothing be embedded twice."""
     fields = config.model_dump(exclude={"enabled", "model"})
-    return SemanticGuard(_embedder(config.model), **fields)
+    caches = _shared_caches(config.model, config.max_span_words)
+    return SemanticGuard(_embedder(config.model), caches=caches, **fields)

@@ -215,6 +215,8 @@ class _Service:
 
     def __init__(self, policy: Policy, store: StateStore, telemetry: Telemetry, clock: Clock, retry_ttl: float) -> None:
         self.policy, self.telemetry, self.clock, self.retry_ttl = policy, telemetry, clock, retry_ttl
+        #: The optional LLM judge (``checks.judge``), one for every request: its cap and cache span them.
+        self.judge = Guard((), policy).judge
         if isinstance(store, ResilientStore):
             store = ResilientStore(store.inner, store.mode, on_error=_chain(store.on_error, self._backend_error))
         else:  # a bare store (a RedisStore passed in): fail closed rather than answer 500
@@ -243,7 +245,7 @@ class _Service:
         with _tracking_failures() as failed, self.telemetry.check_span(call.name, call.id, parent) as span:
             self._apply_circuit(registry, call.name)
             state = self._budgets(request.thread_id, call, conversation)
-            decision = Guard(registry, self.policy).check(call, conversation, state)
+            decision = Guard(registry, self.policy, judge=self.judge).check(call, conversation, state)
             retry_count = state.retries_of(call.signature)
             if decision.action is Action.RETRY:
                 for category in self._retry_categories(decision):

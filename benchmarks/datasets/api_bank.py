@@ -128,6 +128,29 @@ def result_text(raw: str) -> str:
         return raw.strip()
 
 
+def dialogue_messages(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Dialogue turns (``User``/``AI``/``API``) as case messages: an ``API`` turn becomes an
+    assistant tool call (id ``api_<n>``) and its recorded result a tool message (JSON text; an
+    exception as an error result)."""
+    out: list[dict[str, Any]] = []
+    for turn in turns:
+        if turn["role"] == "API":
+            call_id = f"api_{sum(1 for m in out if m['role'] == 'tool')}"
+            result = turn.get("result") or {}
+            error = result.get("exception")
+            out.append({"role": "assistant", "content": "",
+                        "tool_calls": [{"name": turn["api_name"], "args": turn.get("param_dict") or {}, "id": call_id}]})
+            out.append({"role": "tool", "content": _result_content(error or result.get("output")),
+                        "tool_call_id": call_id, "name": turn["api_name"], **({"status": "error"} if error else {})})
+        else:
+            out.append({"role": "user" if turn["role"] == "User" else "assistant", "content": str(turn.get("text") or "")})
+    return out
+
+
+def _result_content(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
 # --- calls against descriptions ---------------------------------------------------------------
 
 

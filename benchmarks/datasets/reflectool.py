@@ -52,7 +52,6 @@ before it runs, in the live graph, and the human it asks is simulated.
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from collections.abc import Callable
@@ -188,29 +187,9 @@ def read_dialogue(path: Path, pool: api_bank.ApiPool, context: list[dict[str, st
     wrong = distractor(api, args, pool)
     if wrong["name"] not in {t["name"] for t in tools}:
         tools.append(wrong)
-    return Dialogue(id=path.stem, messages=context + _messages(turns[: calls[-1]]), tools=tools, api=api,
+    return Dialogue(id=path.stem, messages=context + api_bank.dialogue_messages(turns[: calls[-1]]), tools=tools, api=api,
                     gold={"name": api["name"], "args": args, "id": CALL_ID}, wrong=wrong,
                     result=(last.get("result") or {}).get("output"))
-
-
-def _messages(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for turn in turns:
-        if turn["role"] == "API":
-            call_id = f"api_{sum(1 for m in out if m['role'] == 'tool')}"
-            result = turn.get("result") or {}
-            error = result.get("exception")
-            out.append({"role": "assistant", "content": "",
-                        "tool_calls": [{"name": turn["api_name"], "args": turn.get("param_dict") or {}, "id": call_id}]})
-            out.append({"role": "tool", "content": _result_content(error or result.get("output")),
-                        "tool_call_id": call_id, "name": turn["api_name"], **({"status": "error"} if error else {})})
-        else:
-            out.append({"role": "user" if turn["role"] == "User" else "assistant", "content": str(turn.get("text") or "")})
-    return out
-
-
-def _result_content(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
 def distractor(api: dict[str, Any], args: dict[str, Any], pool: api_bank.ApiPool) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from typing import Any, Protocol
 from rapidfuzz import fuzz
 
 from guard.checks import CheckContext
+from guard.checks.derivations import derive
 from guard.conversation import Conversation
 from guard.models import Finding
 from guard.normalise import (
@@ -393,6 +394,8 @@ def _ground_lexically(leaf: _Leaf, index: GroundingIndex, ctx: CheckContext) -> 
     for group in (index.said, index.results):
         if match := _search(probe, group, cutoff):
             return match
+    if derived := derive(leaf.value, leaf.name, ctx.conversation.said_texts):
+        return GroundingMatch("derived", derived[0], derived[1], 1.0)
     return None
 
 
@@ -448,7 +451,21 @@ def check(ctx: CheckContext) -> list[Finding]:
             path=path,
             value=value,
             rule="ungrounded",
-            evidence={"searched": searched},
+            evidence={"searched": searched, "nearest": nearest(value, ctx.conversation.grounding_index)},
         )
         for path, value in entries
     ]
+
+
+def nearest(value: Any, index: GroundingIndex) -> dict[str, Any]:
+    """The closest stretch of what was said or returned to a value nothing grounded, and its
+    similarity in [0, 1] (rapidfuzz partial ratio, digits included). How near a miss was is what
+    tells a typo or variant ("Pariss") from a value nobody said: the optional judge
+    (``guard.checks.judge``) is asked only about near misses."""
+    text = normalise_text(str(value))
+    score, span = 0.0, ""
+    for group in (index.said, index.results):
+        if text and group.indices and (hit := fuzz.partial_ratio_alignment(text, group.haystack)) is not None:
+            if hit.score / 100 > score:
+                score, span = hit.score / 100, group.haystack[hit.dest_start : hit.dest_end].strip()
+    return {"score": round(score, 3), "span": span}

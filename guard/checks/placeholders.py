@@ -135,6 +135,18 @@ def _placeholder(
     return None
 
 
+def stand_in_rule(text: str, schema: dict[str, Any] | None) -> str | None:
+    """The rule a string matches as a whole when it stands in for a value (``<file_path>``,
+    ``unknown``, ``string``), else None. Whether anyone said it is the caller's question; the
+    provenance completion (``guard.checks.provenance``) shares this reading of a stand-in."""
+    stripped = text.strip()
+    if not stripped or len(stripped) > _MAX_PLACEHOLDER_LENGTH or _in_enum(text, schema):
+        return None
+    if m := _PATTERNS.fullmatch(stripped):
+        return str(m.lastgroup)
+    return "type_name" if _is_type_name(stripped, schema) else None
+
+
 def _in_enum(value: str, schema: dict[str, Any] | None) -> bool:
     members = schema.get("enum") if schema else None
     return isinstance(members, list) and value in members

@@ -98,5 +98,7 @@ def test_sample_cases_through_the_guarded_graph(cases):
     words, null, earlier = run_cases(chosen, Policy(), AgentSource("reference"))
     assert not any(r.error for r in (words, null, earlier))
     assert tool_reflection.intervened(words)  # "two hundred fifty" for a number never runs as proposed
-    assert tool_reflection.intervened(null) and null.executed == []  # reached after the earlier call and its result
+    # the null hotel_id is completed from the earlier find_hotel result: the ground truth runs
+    assert null.action == "repair" and null.recovered is True
+    assert null.executed == [{"name": "book_hotel", "args": {"hotel_id": "H-204", "nights": 3}}]
     assert earlier.action is not None

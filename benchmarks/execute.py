@@ -1,0 +1,92 @@
+"""One benchmark run: the suites' cases of a split through the runner, and what a run writes.
+
+``guard bench run`` is a thin command over ``run_suites``; ``guard bench results`` calls the same
+function twice (rule-only and with the embedding checks), and ``guard bench calibrate`` selects its
+cases with ``select_cases``, so the three can never disagree on which cases a split holds or on
+what ``results.json`` says.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from rich.console import Console
+from rich.progress import Progress
+
+from benchmarks import report
+from benchmarks.agents import AgentSource
+from benchmarks.cases import Case
+from benchmarks.runner import CaseResult, judge_off, run_cases
+from guard.policy import Policy
+
+SPLITS = ("dev", "test", "all")
+
+
+def select_cases(module: ModuleType, data: Path, split: str, limit: int | None = None) -> list[Case]:
+    """A suite's cases in ``split`` (``all``: both), at most ``limit`` of them, in load order."""
+    return [c for c in module.load(data) if split == "all" or c.split == split][: limit or None]
+
+
+def run_suites(
+    suite: str,
+    modules: dict[str, ModuleType],
+    data: Path,
+    split: str,
+    policy: Policy,
+    agents: AgentSource,
+    out: Path,
+    command: str,
+    *,
+    console: Console,
+    agent: str = "reference",
+    limit: int | None = None,
+    semantic: Any = None,
+    judge: Any = None,
+) -> dict[str, Any] | None:
+    """Run each suite in ``modules`` (``suite`` is the name asked for: one suite, or ``all``) and
+    write ``results.json``, ``cases.jsonl``, ``report.md`` and ``plots/`` under ``out``.
+
+    Returns what ``results.json`` holds, or None (after saying so) when no suite had data. A suite
+    whose files are missing is skipped with a line, so ``all`` runs whatever is there. With a
+    ``judge`` (``guard.checks.judge.Judge``) each suite also runs without it, for the figures beside.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    console.print(f"data: {data}  split: {split}  policy: {policy.name} ({policy.sha256[:12]})  agent: {agent}")
+    per_suite: dict[str, dict[str, Any]] = {}
+    all_results: list[CaseResult] = []
+    for name, module in modules.items():
+        if not module.available(data):
+            console.print(f"[yellow]skip[/] {name}: its data files are not in {data}")
+            continue
+        cases = select_cases(module, data, split, limit)
+        judged = judge is not None or policy.checks.judge.enabled
+        plain = run_cases(cases, judge_off(policy), agents, semantic=semantic) if judged else None  # the baseline, first
+        start = time.perf_counter()
+        with Progress(console=console, transient=True) as bar:
+            task = bar.add_task(name, total=len(cases))
+            results = run_cases(cases, policy, agents, progress=lambda _r: bar.advance(task), semantic=semantic, judge=judge)
+        seconds = time.perf_counter() - start
+        per_suite[name] = report.suite_result(name, split, policy, results, module.paper_metrics(results), seconds,
+                                              judge_model=judge.name if judge is not None else None)
+        if plain is not None:
+            per_suite[name]["without_judge"] = report.without_judge(plain, module.paper_metrics(plain))
+        report.plots(out, name, results)
+        all_results += results
+        errors = per_suite[name]["n_errors"]
+        console.print(f"{name}: {len(results)} cases in {seconds:.1f} s" + (f", [red]{errors} errors[/]" if errors else ""))
+    if not per_suite:
+        console.print("[red]no suite had data to run[/]")
+        return None
+    run_data: dict[str, Any] = (
+        {"suite": "all", "split": split, "policy": {"name": policy.name, "sha256": policy.sha256}, "suites": per_suite}
+        if suite == "all" else per_suite[suite]
+    )
+    report.write_json(out / "results.json", run_data)
+    report.write_cases(out / "cases.jsonl", all_results)
+    figures = {n: m.PAPER for n, m in modules.items()}
+    (out / "report.md").write_text(report.markdown(run_data, figures, command), encoding="utf-8")
+    console.print(f"wrote {out / 'results.json'}, {out / 'cases.jsonl'}, {out / 'report.md'}")
+    return run_data
