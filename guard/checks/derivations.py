@@ -3,7 +3,8 @@
 Grounding asks where a value came from. Some values appear nowhere word for word, yet follow from
 what was said by a rule anyone would apply the same way: ``startMonth: 3`` from "from March",
 ``2023-06-30`` from "to June 2023", ``["Monday", ..., "Friday"]`` from "on weekdays", ``"USD"``
-from "$75", ``costAdjustment: 0`` from "with no cost adjustment", and coordinates looked up for a
+from "$75", ``costAdjustment: 0`` from "with no cost adjustment", ``autoRemove: "yes"`` from
+"automatically remove", and coordinates looked up for a
 place the user named. Asking the human about them would be a false alarm, so grounding accepts
 them here, after its literal search fails and before any paraphrase matcher, and says which words derived each one and how (grounding reports it as a match whose source is
 "derived").
@@ -99,7 +100,7 @@ def _none_is_zero(value: object, param: str, said: Said) -> Derivation | None:
     """``costAdjustment: 0`` from "no cost adjustment": "no" before the parameter's own words."""
     if value != 0 or isinstance(value, bool):
         return None
-    words = [w for w in re.findall(r"[a-z]+", re.sub(r"(?<=[a-z])(?=[A-Z])", " ", param).lower()) if len(w) > 2]
+    words = [w for w in _param_words(param) if len(w) > 2]
     if not words:
         return None
     for index, text in said:
@@ -110,12 +111,33 @@ def _none_is_zero(value: object, param: str, said: Said) -> Derivation | None:
     return None
 
 
+_YES_NO = frozenset({"yes", "no", "true", "false", "on", "off", "enabled", "disabled"})
+
+
+def _switch(value: object, param: str, said: Said) -> Derivation | None:
+    """``autoRemove: "yes"`` from "automatically remove any threats": a yes/no written as text for a
+    parameter the user's words name (the answer to a switch they mentioned)."""
+    if not isinstance(value, str) or value.strip().lower() not in _YES_NO:
+        return None
+    words = [w for w in _param_words(param) if len(w) > 3]
+    for index, text in said:
+        lowered = text.lower()
+        for word in words:
+            if hit := re.search(rf"\b{word[:5]}\w*", lowered):
+                return index, f"{hit[0]} -> {value}"
+    return None
+
+
+def _param_words(param: str) -> list[str]:
+    return re.findall(r"[a-z]+", re.sub(r"(?<=[a-z])(?=[A-Z])", " ", param).lower())
+
+
 def _coordinates(value: object, param: str, said: Said) -> Derivation | None:
     """A latitude or longitude for a place the user named ("the Eiffel Tower", "Athens"): looked
     up, not invented. Which coordinates a place has is not judged here."""
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return None
-    if not _COORDINATE_NAMES & set(re.findall(r"[a-z]+", re.sub(r"(?<=[a-z])(?=[A-Z])", " ", param).lower())):
+    if not _COORDINATE_NAMES & set(_param_words(param)):
         return None
     for index, text in said:
         for name in _CAPITALISED.finditer(text):
@@ -132,5 +154,6 @@ _RULES: tuple[Callable[[object, str, Said], Derivation | None], ...] = (
     _day_group,
     _currency_code,
     _none_is_zero,
+    _switch,
     _coordinates,
 )

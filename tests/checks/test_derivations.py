@@ -62,3 +62,9 @@ def test_grounding_accepts_a_derived_value_and_names_the_rule() -> None:
     assert guard.check({"name": "track_popularity", "args": {"startMonth": 3, "endMonth": 8}}, said).findings == []
     (finding,) = guard.check({"name": "track_popularity", "args": {"startMonth": 3, "endMonth": 9}}, said).findings
     assert finding.category is Category.UNGROUNDED_VALUE and finding.path == "$.endMonth"
+
+
+def test_a_yes_or_no_as_text_answers_a_switch_the_user_named() -> None:
+    said = [(0, "Run a full scan and automatically remove any threats.")]
+    assert derive("yes", "autoRemove", said) == (0, "automatically -> yes")
+    assert derive("yes", "sendReport", said) is None
