@@ -25,7 +25,7 @@ import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ from benchmarks import labels
 from benchmarks.agents import AgentSource
 from benchmarks.cases import Case
 from benchmarks.execute import select_cases
-from benchmarks.metrics import confusion, false_alarm_rate
+from benchmarks.metrics import confusion, false_alarm_rate, ratio
 from benchmarks.report import write_json
 from benchmarks.runner import CaseResult, run_cases
 from benchmarks.suites import SUITES
@@ -66,7 +66,7 @@ class Knob:
 KNOBS: tuple[Knob, ...] = (
     Knob("checks.preflight.min_relevance", (0.05, 0.08, 0.10, 0.13, 0.16, 0.20, 0.25), TOOL_PROBLEM),
     Knob("checks.semantic.relevance_floor", (0.05, 0.10, 0.15, 0.20, 0.25, 0.30), (*TOOL_PROBLEM, labels.WRONG_TOOL), semantic=True),
-    Knob("checks.semantic.relevance_ceiling", (0.45, 0.50, 0.55, 0.60, 0.65, 0.70), (*TOOL_PROBLEM, labels.WRONG_TOOL), semantic=True),
+    Knob("checks.semantic.relevance_ceiling", (0.45, 0.50, 0.55, 0.60, 0.65, 0.70, 0.75, 0.80), (*TOOL_PROBLEM, labels.WRONG_TOOL), semantic=True),
     Knob("checks.semantic.semantic_weight", (0.3, 0.5, 0.6, 0.7, 0.8, 0.9), (*TOOL_PROBLEM, labels.WRONG_TOOL), semantic=True),
     Knob("checks.semantic.min_part_relevance", (0.05, 0.08, 0.10, 0.13, 0.16, 0.20), TOOL_PROBLEM, semantic=True),
     Knob("checks.grounding.min_fuzzy_score", (75.0, 80.0, 85.0, 90.0, 95.0, 100.0), (labels.MISSING_INFO,)),
@@ -97,6 +97,9 @@ class Point:
 
 @dataclass
 class KnobResult:
+    """One knob's sweep: its points, the value it had and the value kept, and why when it was not
+    swept or the ceiling could not be met."""
+
     path: str
     labels: tuple[str, ...]
     base: float | None
@@ -167,7 +170,7 @@ class _Evaluator:
             return hit
         matcher = None
         if self.semantic:
-            from guard.semantic import semantic_for  # the semantic extra: imported only when asked for
+            from guard.semantic import semantic_for  # the extra
 
             matcher = semantic_for(policy.checks.semantic)  # shares the model and its caches across thresholds
         start = time.perf_counter()
@@ -191,9 +194,8 @@ def score(results: Sequence[CaseResult], governed: Sequence[str]) -> dict[str, f
     """Micro-averaged precision, recall and F1 over the governed labels, and their counts."""
     conf = confusion(results, governed)
     tp, fp, fn = (sum(int(c[k]) for c in conf.values()) for k in ("tp", "fp", "fn"))
-    p = tp / (tp + fp) if tp + fp else 0.0
-    r = tp / (tp + fn) if tp + fn else 0.0
-    return {"precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0, "tp": tp, "fp": fp, "fn": fn}
+    p, r = ratio(tp, tp + fp), ratio(tp, tp + fn)
+    return {"precision": p, "recall": r, "f1": ratio(2 * p * r, p + r), "tp": tp, "fp": fp, "fn": fn}
 
 
 def choose(points: Sequence[Point], base: float, max_false_alarms: float | None) -> tuple[Point, bool]:
@@ -287,8 +289,8 @@ def policy_yaml(cal: Calibration, base_data: dict[str, Any], base_source: str, c
     header = [
         f"Calibrated by: {command}",
         f"suite: {cal.suite}  split: {cal.split}  data: {cal.data_dir}  date: {cal.date}",
-        f"cases: {cal.n_cases} ({cal.n_clean} clean)  embedding checks: {'on' if cal.semantic else 'off'}  "
-        f"max false alarms: {_fmt(cal.max_false_alarms) if cal.max_false_alarms is not None else 'no ceiling'}",
+        (f"cases: {cal.n_cases} ({cal.n_clean} clean)  embedding checks: {'on' if cal.semantic else 'off'}  "
+         f"max false alarms: {_fmt(cal.max_false_alarms) if cal.max_false_alarms is not None else 'no ceiling'}"),
         f"base policy: {base_source} (sha256 {cal.base_sha256[:16]})",
         "Coordinate-wise, one pass, in this order; P/R/F1 over the labels each knob governs, false alarms on clean cases (dev):",
         *summary_lines(cal),
@@ -349,7 +351,7 @@ def plot(cal: Calibration, path: Path) -> bool:
 
 
 def now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _base_policy(path: Path | None) -> tuple[dict[str, Any], Policy, str]:

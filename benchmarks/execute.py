@@ -67,7 +67,7 @@ def run_suites(
         start = time.perf_counter()
         with Progress(console=console, transient=True) as bar:
             task = bar.add_task(name, total=len(cases))
-            results = run_cases(cases, policy, agents, progress=lambda _r: bar.advance(task), semantic=semantic, judge=judge)
+            results = run_cases(cases, policy, agents, progress=lambda _r, task=task: bar.advance(task), semantic=semantic, judge=judge)
         seconds = time.perf_counter() - start
         per_suite[name] = report.suite_result(name, split, policy, results, module.paper_metrics(results), seconds,
                                               judge_model=judge.name if judge is not None else None)

@@ -501,6 +501,9 @@ class SemanticGuard:
     - ``selection_margin``: ``selection_check`` flags a tool that fits the request this much
       (blended score) worse than the best tool; ``selection=False`` leaves it out of
       ``call_checks``.
+
+    ``caches`` (``SemanticCaches``) may be shared with guards over the same embedder and
+    ``max_span_words``: nothing in them depends on a threshold.
     """
 
     def __init__(

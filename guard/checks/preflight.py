@@ -576,8 +576,13 @@ class _Text:
         before = [self.stems[i] for i in range(max(0, at - _CUE_WINDOW), at) if self.positions[i] >= since]
         numeric = mention.kind == "number" and slot.kind in _NUMERIC
         after = [self.stems[i] for i in range(bisect_left(self.positions, end), len(self.stems)) if self.positions[i] < until]
-        after = after[: _CUE_WINDOW - 1] if numeric else []
-        near = [(d, w) for d, w in enumerate(reversed(before))] + [(d, w) for d, w in enumerate(after)]
+        # After a number, its unit or noun ("10 meters in length"); after anything else, one word
+        # naming its kind ("the SRTM dataset", "a Hilton hotel").
+        after = after[: _CUE_WINDOW - 1] if numeric else after[:1]
+        # A word after a value that is no number names it less plainly than one before it:
+        # "my VR device with ID 12345" is about the device whose ID is 12345.
+        lag = 0 if numeric else 1
+        near = [(d, w) for d, w in enumerate(reversed(before))] + [(d + lag, w) for d, w in enumerate(after)]
         if named := [d for d, w in near if w in slot.cues]:
             return _NAMED, _CUE_WINDOW - min(named)
         unit = stem(re.sub(r"^[-+$€£¥\d.,%]+", "", mention.text.lower()).strip("-"))
@@ -740,11 +745,16 @@ _NUMBER_WORD = re.compile(
 )
 
 
+_LEADING_AND = re.compile(r"^(?:and[\s-]+)+", re.IGNORECASE)
+
+
 def _number_words(text: str) -> Iterator[_Mention]:
     for m in _NUMBER_WORD.finditer(text):
-        value = parse_number(m.group(0).replace("-", " "))
+        lead = _LEADING_AND.match(m.group(0))  # "an affirmation and two quotes": the number is "two"
+        words = m.group(0)[lead.end() :] if lead else m.group(0)
+        value = parse_number(words.replace("-", " "))
         if value is not None:
-            yield _Mention(m.group(0), m.start(), "number", value)
+            yield _Mention(words, m.start() + (lead.end() if lead else 0), "number", value)
 
 
 # --- wrong values -----------------------------------------------------------------------------
@@ -790,8 +800,8 @@ def _wrong_values(
             judged.add(slot.path)
     # Each mention goes to the parameter whose words stand nearest before it.
     claimed: set[tuple[int, int]] = set()
-    meant: dict[str, list[_Mention]] = {}
-    named_for: dict[str, list[_Mention]] = {}
+    meant: dict[str, list[tuple[tuple[int, int], _Mention]]] = {}
+    named_for: dict[str, list[tuple[int, _Mention]]] = {}
     members = {normalise_text(str(f.value)) for f in found.values()}
     for i, text in enumerate(texts):
         for mention in text.mentions:
@@ -804,13 +814,13 @@ def _wrong_values(
                 continue
             claimed.add((i, mention.start))
             if best[0][0] >= _UNIT:
-                meant.setdefault(best[1].path, []).append(mention)
+                meant.setdefault(best[1].path, []).append((best[0], mention))
             if best[0][0] == _NAMED:
-                named_for.setdefault(best[1].path, []).append(mention)
+                named_for.setdefault(best[1].path, []).append((best[0][1], mention))
     for slot in slots:
         if not slot.constrained or slot.path in judged:
             continue
-        for mention in meant.get(slot.path, ()):
+        for _, mention in sorted(meant.get(slot.path, ()), key=lambda c: (-c[0][0], -c[0][1])):
             fault = _fault(slot, mention)
             if fault is None:
                 found[slot.path] = Found(_value(slot, mention), mention.text)
@@ -839,7 +849,8 @@ def _wrong_values(
         for slot, mention in zip(group, shaped):
             if fault := _fault(slot, mention):
                 findings.append(_wrong(spec, slot, mention, fault))
-    return found, findings, named_for
+    # the most plainly named first ("ID 12345" before the "VR" of "VR device")
+    return found, findings, {path: [m for _, m in sorted(ms, key=lambda c: -c[0])] for path, ms in named_for.items()}
 
 
 def _may_be(slot: _Slot, mention: _Mention) -> bool:

@@ -13,7 +13,17 @@ import yaml
 from typer.testing import CliRunner
 
 from benchmarks import labels
-from benchmarks.calibrate import KNOBS, Calibration, Knob, Point, choose, policy_yaml, sweep, value_at, with_value
+from benchmarks.calibrate import (
+    KNOBS,
+    Calibration,
+    Knob,
+    Point,
+    choose,
+    policy_yaml,
+    sweep,
+    value_at,
+    with_value,
+)
 from benchmarks.cases import Case, Expected
 from benchmarks.cli import SAMPLES
 from guard.cli import app
