@@ -206,12 +206,18 @@ class _Grounding:
 
     def mentions(self, needle: str) -> bool:
         """Whether the words of ``needle`` were said, after normalisation ("response_time" was
-        said as "response time")."""
+        said as "response time"), together or, for a list written as one string ("gym,pool"),
+        each of them ("the gym and pool")."""
         if self._text is None:
             said = "\n".join(m.content for m in self._ctx.conversation.grounding_texts)
             self._text = f" {normalise_text(said)} "
         words = normalise_text(needle)
-        return bool(words) and f" {words} " in self._text
+        if not words:
+            return False
+        if f" {words} " in self._text:
+            return True
+        parts = [normalise_text(p) for p in re.split(r"[,;|/]", needle)]
+        return len(parts) > 1 and all(p and f" {p} " in self._text for p in parts)
 
 
 def _finding(tool: str | None, path: str, value: Any, rule: str, reason: str) -> Finding:

@@ -151,3 +151,22 @@ def test_schema_examples_count_as_examples_but_the_default_does_not():
         state=GuardState(), policy=Policy(),
     )
     assert [(f.path, f.rule) for f in placeholders.check(ctx)] == [("$.city", "description_example")]
+
+
+def test_a_description_example_the_user_asked_for_item_by_item_is_no_placeholder():
+    from guard import Guard
+
+    tool = {
+        "name": "check_facilities",
+        "description": "Check hotel facilities.",
+        "parameters": {
+            "type": "object",
+            "properties": {"facilityList": {"type": "string", "description": "Facilities, comma separated, e.g., 'gym,pool'"}},
+            "required": ["facilityList"],
+        },
+    }
+    guard = Guard([tool])
+    asked = [("user", "Are the gym and pool available?")]
+    assert guard.check({"name": "check_facilities", "args": {"facilityList": "gym,pool"}}, asked).findings == []
+    (finding,) = guard.check({"name": "check_facilities", "args": {"facilityList": "gym,pool"}}, [("user", "Is the gym open?")]).findings
+    assert finding.rule == "description_example"
