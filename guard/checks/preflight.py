@@ -140,8 +140,63 @@ def assess(
         if name == best.name:
             found = values
     findings += _references(conversation, registry, needed, findings)
+    values = {normalise_text(str(v)) for v in [*(f.value for f in findings), *(f.span for f in found.values())] if v}
+    findings += _unmentioned_providers(conversation.latest_request, known, _parameter_words(registry), values | _members(registry))
     args = {path.removeprefix("$."): f for path, f in found.items() if f.value is not None}
     return Preflight(best.name, best.score, ranking, args, findings)
+
+
+#: A service named as where the request is to be done: "on Kucoin", "using Robohash", "via OKX",
+#: "from the NBP service" (after a bare "from" a name is as often what is asked about: "quotes
+#: from Breaking Bad").
+_PROVIDER = re.compile(
+    r"\b(?:on|using|via|through)\s+(?:the\s+)?((?:[A-Z][\w.&'’-]*)(?:\s+(?:[A-Z][\w.&'’-]*))*)"
+    r"|\bfrom\s+(?:the\s+)?((?:[A-Z][\w.&'’-]*)(?:\s+(?:[A-Z][\w.&'’-]*))*)(?='s)?\s+(?:API|service|database|website|site|platform|exchange)\b"
+)
+
+
+def _members(registry: ToolRegistry) -> set[str]:
+    """Every enum member of every available tool, normalised: "on Spotify" picks a platform."""
+    return {
+        normalise_text(str(m)) for spec in registry if spec.enabled for slot in _slots(spec.parameters)
+        if slot.kind == "enum" for m in slot.schema["enum"]
+    }
+
+
+def _parameter_words(registry: ToolRegistry) -> frozenset[str]:
+    """Stems of every available tool's parameter names."""
+    return frozenset(c for spec in registry if spec.enabled for slot in _slots(spec.parameters) for c in slot.cues)
+
+
+def _unmentioned_providers(request: str, known: frozenset[str], params: frozenset[str], values: set[str]) -> list[Finding]:
+    """A finding for each service the request names ("the best ask price on Kucoin") that no
+    available tool's name or description mentions: embeddings score "Kucoin" close to any
+    exchange's API, yet a tool for another exchange cannot serve it. A name that a parameter's
+    name follows or ends is a value for it ("using the SRTM dataset", "on Binance Smart Chain"),
+    as is one in ``values``: an enum member, or a value the preflight read or rejected."""
+    out = []
+    for m in _PROVIDER.finditer(request):
+        following = _NEXT_WORD.match(request, m.end())
+        tail = [*normalise_text(m.group(0)).split()[-1:], *([following.group(1).lower()] if following else [])]
+        if any(stem(w) in params for w in tail):
+            continue
+        name = re.split(r"[.'’]\s|'s\b|’s\b", m.group(1) or m.group(2))[0].rstrip(".'’")
+        words = [w for w in normalise_text(name).split() if w not in STOPWORDS]
+        if not words or words[0] in _CALENDAR_WORDS or name.split()[0] in ("I", "I'm", "I'd"):
+            continue
+        if any(stem(w) in known for w in words) or _compact(name) in known or normalise_text(name) in values:
+            continue  # a tool's own service, or a value some parameter takes ("on Spotify")
+        out.append(
+            Finding(
+                category=Category.NO_SUITABLE_TOOL,
+                check=NAME,
+                message=f"the request names {name!r}, which no available tool mentions",
+                rule="unmentioned_provider",
+                value=name,
+                evidence={"provider": name},
+            )
+        )
+    return out
 
 
 def _references(
@@ -204,10 +259,19 @@ def _registry_words_of(names: tuple[str, ...], descriptions: tuple[str, ...]) ->
 
 
 def _registry_words(registry: ToolRegistry) -> frozenset[str]:
-    """Stems of every available tool's name and description: a name the user writes that only
-    names a tool's service ("the Met Museum") says which tool, not what to ask it."""
+    """Stems of every available tool's name, service and description: a name the user writes that
+    only names a tool's service ("the Met Museum") says which tool, not what to ask it. The
+    service is the ToolBench-style ``tool_name`` a tool belongs to ("metmuseum"), kept both as
+    words and written together, the way service names are ("Met Museum" is "metmuseum")."""
     specs = [s for s in registry if s.enabled]
-    return _registry_words_of(tuple(s.name for s in specs), tuple(s.description or "" for s in specs))
+    services = tuple(str(s.metadata.get("tool_name") or "") for s in specs)
+    words = _registry_words_of(tuple(s.name for s in specs), tuple(f"{s.description or ''}" for s in specs))
+    return words | _registry_words_of(services, ()) | {_compact(t) for t in services if t}
+
+
+def _compact(name: str) -> str:
+    """A name written together, lower-case: "Met Museum", "MetMuseum" and "met_museum" agree."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
 #: A part of a request that takes its values from an earlier part's result ("for this location",
@@ -498,6 +562,8 @@ _NUMBER = re.compile(
 _TIME = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]\.?m\.?)?|\b\d{1,2}\s*[ap]\.?m\.?(?![a-z])|\b(?:noon|midnight|o'clock)\b", re.IGNORECASE)
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
 _WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+#: Capitalised words that name no service ("on August 4", "from Monday").
+_CALENDAR_WORDS = frozenset(_MONTHS.split("|")) | frozenset(_WEEKDAYS.split("|"))
 _PERIODS = "days?|weeks?|months?|years?|quarters?|decades?|weekends?|hours?|" + _WEEKDAYS
 #: Dates written out: ISO, numeric, a month's name with its day and year (either order).
 _CALENDAR_DATE = re.compile(

@@ -391,3 +391,33 @@ def test_a_tool_that_needs_approval_is_not_approved_before_any_call():
 async def test_apreflight_is_the_async_twin():
     decision = await Guard(TOOLS).apreflight([("user", "Book a flight from Berlin to Rome")])
     assert decision.action is Action.ASK_HUMAN and decision.missing == ["date"]
+
+
+EXCHANGE = tool(
+    "get_buy_price",
+    "Current buy price of a currency pair on Coinbase.",
+    {"pair": {"type": "string", "description": "Currency pair, e.g. 'BTC-USD'"}},
+    ["pair"],
+)
+
+
+def test_a_service_no_tool_mentions_is_no_suitable_tool():
+    (finding,) = run("What is the best ask price for 'BTC-USDT' on Kucoin?", tools=[EXCHANGE]).findings
+    assert finding.category is Category.NO_SUITABLE_TOOL and finding.rule == "unmentioned_provider"
+    assert finding.value == "Kucoin"
+    assert run("What is the buy price for 'BTC-USD' on Coinbase?", tools=[EXCHANGE]).findings == []
+
+
+def test_a_service_named_by_the_tool_it_belongs_to_is_mentioned():
+    listed = {**EXCHANGE, "name": "get_ticker", "description": "Ticker of a trading pair.", "tool_name": "kucoin"}
+    assert run("Get the ticker for 'BTC-USDT' on KuCoin", tools=[listed]).findings == []
+
+
+def test_a_name_a_parameter_names_is_a_value_not_a_service():
+    elevation = tool(
+        "get_elevation",
+        "Elevation of a location.",
+        {"dataset_name": {"type": "string"}, "locations": {"type": "string"}},
+        ["dataset_name", "locations"],
+    )
+    assert run("Get the elevation of '48.8,2.3' using the SRTM dataset", tools=[elevation]).findings == []
