@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from guard import render
 from guard.budgets import GuardState
-from guard.checks import CheckContext, arguments, availability, grounding, placeholders, preflight, provenance, repetition
+from guard.checks import CheckContext, action, arguments, availability, grounding, placeholders, preflight, provenance, repetition
 from guard.checks.preflight import Preflight
 from guard.conversation import Conversation
 from guard.models import Decision, Finding, ToolCall
@@ -190,6 +190,7 @@ class Guard:
             ctx = replace(ctx, args=args)
         findings += _first_per_path(self._value_checks(ctx))
         findings += repetition.check(ctx)
+        findings += action.check(ctx)
         repaired_call = call.model_copy(update={"args": args}) if any(f.repair for f in findings) else None
         return findings, repaired_call
 

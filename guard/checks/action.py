@@ -1,0 +1,122 @@
+"""Action mismatch: the model calls a tool that changes data in another way than the user asked.
+
+``QueryHealthData`` and ``RecordHealthData``, ``addMenuItem`` and ``updateMenuItem``,
+``ModifyRegistration`` and ``CancelRegistration`` share every word but one, so their descriptions
+embed close together and a lexical ranking barely tells them apart; yet calling one for the other
+adds what should have been changed, cancels what should have been moved, or changes records the
+user only wanted to see. The verb is what differs, and it is plain in both the tool's name and the
+user's words ("I want to record my blood pressure", "move my appointment to Friday").
+
+Actions come in four kinds: read, create, update, delete. The check fires only when all of these
+hold, so that a request that does several things, or a tool with no sibling, raises nothing:
+
+- the called tool's name holds a verb that changes data (create, update or delete);
+- the user's latest request (or, when it has no such verb, everything the user said) asks for one
+  kind of action only, and another one;
+- another available tool does the asked kind to the same object (its name, without the verbs,
+  shares at least half the words of the shorter of the two): the tool the model should probably
+  have called.
+
+A tool that reads is never flagged: agents read before they change ("find the alarm, then delete
+it"), so a read is no evidence of a wrong choice.
+"""
+
+from __future__ import annotations
+
+import re
+
+from guard.checks import CheckContext
+from guard.checks.relevance import stem
+from guard.models import Finding
+from guard.registry import ToolSpec, name_words
+from guard.taxonomy import Category
+
+NAME = "action"
+
+
+def _stems(words: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in words.split())
+
+
+#: Verbs of each kind of action, as they start a tool's name or stand in a request.
+_KINDS: dict[str, frozenset[str]] = {
+    "read": _stems("get query search find list retrieve fetch view show lookup read browse check display track analyze"),
+    "create": _stems("add create record register book schedule insert post submit log new generate make"),
+    "update": _stems("update modify change edit adjust set move reschedule rename replace"),
+    "delete": _stems("delete remove cancel drop clear erase unregister"),
+}
+#: Words that say a request reads without a verb of its own ("what is", "how many").
+_QUESTIONS = _stems("what which how when where whether tell")
+_CHANGES = ("create", "update", "delete")
+_WORD = re.compile(r"[a-z]+")
+
+
+def check(ctx: CheckContext) -> list[Finding]:
+    if ctx.spec is None:
+        return []
+    mine = _kind_of_tool(ctx.spec)
+    if mine not in _CHANGES:
+        return []  # reading before changing is how agents work
+    asked = _asked(ctx)
+    if len(asked) != 1 or mine in asked:
+        return []
+    (wanted,) = asked
+    sibling = _sibling(ctx, wanted)
+    if sibling is None:
+        return []
+    return [
+        Finding(
+            category=Category.SUSPICIOUS_TOOL_SELECTION,
+            check=NAME,
+            message=f"the user asks to {wanted} but {ctx.call.name!r} would {mine}; {sibling.name!r} would {wanted}",
+            tool=ctx.call.name,
+            rule="action_mismatch",
+            evidence={"better": sibling.name, "asked": wanted, "tool_does": mine},
+        )
+    ]
+
+
+def _verb_kind(word: str) -> str | None:
+    s = stem(word)
+    return next((kind for kind, verbs in _KINDS.items() if s in verbs), None)
+
+
+def _kind_of_tool(spec: ToolSpec) -> str | None:
+    """The kind of the first verb in the tool's name ("branding_updatePressRelease": update)."""
+    return next((k for w in name_words(spec.name).split() if (k := _verb_kind(w))), None)
+
+
+def _kinds(text: str) -> set[str]:
+    words = _WORD.findall(text.lower())
+    kinds = {k for w in words if (k := _verb_kind(w))}
+    if not kinds and {stem(w) for w in words} & _QUESTIONS:
+        kinds.add("read")
+    return kinds
+
+
+def _asked(ctx: CheckContext) -> set[str]:
+    """The kinds of action the user asks for: in the latest request, else in all they said."""
+    latest = _kinds(ctx.conversation.latest_request)
+    if latest:
+        return latest
+    return _kinds(" ".join(m.content for m in ctx.conversation.messages if m.role == "user"))
+
+
+def _object_words(spec: ToolSpec) -> set[str]:
+    return {stem(w) for w in name_words(spec.name).split() if len(w) > 2 and _verb_kind(w) is None}
+
+
+def _sibling(ctx: CheckContext, wanted: str) -> ToolSpec | None:
+    """Another available tool that does ``wanted`` to the called tool's object."""
+    assert ctx.spec is not None
+    target = _object_words(ctx.spec)
+    if not target:
+        return None
+    for name in ctx.registry.available_names:
+        other = ctx.registry.get(name)
+        if other is None or other.name == ctx.spec.name or _kind_of_tool(other) != wanted:
+            continue
+        theirs = _object_words(other)
+        if theirs and len(target & theirs) * 2 >= min(len(target), len(theirs)):
+            return other
+    return None
