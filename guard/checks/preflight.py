@@ -33,6 +33,9 @@ wrong one.
 5. **Unresolved references** (``guard.checks.references``): "my favorite number", "a specific
    breed", "the year Larry requested" point at a value never stated, whichever parameter (required
    or optional) it would fill.
+6. **Unmentioned services.** A service the request names as where to act ("on Kucoin", "via OKX")
+   that no tool's name, service or description mentions, and that is no parameter's value: the
+   tool for it is missing, however close the remaining tools embed.
 
 The embedding seam: ``semantic`` may offer ``rank_tools(request, registry)`` (``ToolRanker``); its
 ranking then replaces the lexical one, and nothing else changes.
@@ -48,7 +51,7 @@ from functools import cached_property, lru_cache
 from typing import Any, Protocol, runtime_checkable
 
 from guard.checks.arguments import conforms_to_format, excerpt, path_label
-from guard.checks.references import unresolved
+from guard.checks.references import indefinite, unresolved
 from guard.checks.relevance import STOPWORDS, ToolScore, rank_tools, split_request, stem
 from guard.conversation import Conversation
 from guard.models import Finding
@@ -133,6 +136,7 @@ def assess(
         else:
             own_said, own_user = said, user
         values, problems = _values(spec, own_said, own_user, known)
+        problems += _named_by_kind(spec, " ".join(parts) or latest, values, problems, own_said, known)
         if name != best.name and any(_REFERS_BACK.search(p) for p in parts):
             # "and the sunrise times for this location": its values come from the step before
             problems = [f for f in problems if f.category is not Category.MISSING_ARGUMENT]
@@ -194,6 +198,49 @@ def _unmentioned_providers(request: str, known: frozenset[str], params: frozense
                 rule="unmentioned_provider",
                 value=name,
                 evidence={"provider": name},
+            )
+        )
+    return out
+
+
+#: Parameter name words too general to be named by themselves ("a list of", "some data").
+_GENERIC_CUES = frozenset(stem(w) for w in "name type data list info value text result format query key mode option page limit count size".split())
+
+
+def _named_by_kind(
+    spec: ToolSpec, request: str, found: dict[str, Found], problems: list[Finding], said: list[_Text], known: frozenset[str]
+) -> list[Finding]:
+    """A finding for each parameter (required or optional) the request names only by its kind ("cocktails
+    made with an ingredient", "its barcode") when the conversation gives no value for it."""
+    reported = {f.path for f in problems}
+    cues: dict[str, _Slot] = {}
+    for slot in _slots(spec.parameters):
+        if slot.path in found or slot.path in reported:
+            continue
+        hit = _evidence(slot, said, set(), set(), known) if not slot.required else None
+        if hit is not None and hit is not _ASSUMED:
+            continue
+        words = name_words(slot.name).split()
+        head = stem(words[-1]) if words else ""  # "deck_count" is a count, not a deck
+        if head and head not in _GENERIC_CUES:
+            cues.setdefault(head, slot)
+    out = []
+    for ref in indefinite(request, lambda w: stem(w.lower()) in cues):
+        slot = cues[stem(ref.noun.lower())]
+        if slot.path in reported:
+            continue
+        reported.add(slot.path)
+        out.append(
+            Finding(
+                category=Category.MISSING_ARGUMENT,
+                check=NAME,
+                message=f"the request names {path_label(slot.path)} only as {ref.text!r}, and the conversation "
+                "gives no value for it",
+                tool=spec.name,
+                path=slot.path,
+                rule="unresolved_reference",
+                value=ref.text,
+                evidence={"reference": ref.text, "noun": ref.noun},
             )
         )
     return out

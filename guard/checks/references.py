@@ -14,12 +14,15 @@ something outside the conversation:
 - an indefinite pick: "a specific / certain / particular X";
 - a possession only the user knows: "my favorite X", "my local X", "my latitude";
 - a pointer to another conversation: "the X (that) Larry requested", "discussed in our meeting",
-  "mentioned earlier" (when nothing earlier in this conversation said it).
+  "mentioned earlier" (when nothing earlier in this conversation said it);
+- with the tool known, a parameter named only by its kind: "made with an ingredient", "using its
+  barcode" (``indefinite``).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 #: "a specific title", "a certain breed of dog", "some particular city".
@@ -65,6 +68,23 @@ def unresolved(text: str, earlier: bool = False) -> list[Reference]:
             if not noun or _resolved(text, m.end()):
                 continue
             found.append(Reference(m.group(0).strip(), noun, pattern is _MINE))
+    return found
+
+
+#: "an ingredient", "its barcode", "a UUID", "some specific URL": a thing named only by its kind.
+_INDEFINITE = re.compile(r"\b(?:a|an|its|their|some|any)\s+(?:([\w-]+)\s+)?([\w-]+)", re.IGNORECASE)
+
+
+def indefinite(text: str, is_parameter: Callable[[str], bool]) -> list[Reference]:
+    """References that name a parameter's kind of value without giving one: "cocktails made with
+    an ingredient", "a product using its barcode", "decode a UUID". ``is_parameter`` says whether
+    a word names a parameter the request's tool takes (and has no value for)."""
+    found = []
+    for m in _INDEFINITE.finditer(text):
+        noun = next((w for w in (m.group(1), m.group(2)) if w and is_parameter(w)), None)
+        if noun is None or _resolved(text, m.end()):
+            continue
+        found.append(Reference(m.group(0).strip(), noun))
     return found
 
 

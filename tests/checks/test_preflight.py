@@ -421,3 +421,16 @@ def test_a_name_a_parameter_names_is_a_value_not_a_service():
         ["dataset_name", "locations"],
     )
     assert run("Get the elevation of '48.8,2.3' using the SRTM dataset", tools=[elevation]).findings == []
+
+
+def test_a_parameter_named_only_by_its_kind_is_asked_about():
+    amiibos = tool(
+        "get_amiibos",
+        "Find amiibo figures.",
+        {"character": {"type": "string", "description": "Character name"}, "deck_count": {"type": "integer"}},
+        [],
+    )
+    (finding,) = run("Find amiibos related to a character", tools=[amiibos]).findings
+    assert (finding.path, finding.rule, finding.value) == ("$.character", "unresolved_reference", "a character")
+    assert run("Find amiibos related to a character called 'Mario'", tools=[amiibos]).findings == []
+    assert run("Find amiibos from a deck of cards", tools=[amiibos]).findings == []  # a deck_count is a count

@@ -47,3 +47,14 @@ def test_a_possession_is_marked_so_the_preflight_can_ask_only_where_a_parameter_
     assert ref.possessive
     (pick,) = unresolved("Tell me about a certain planet")
     assert not pick.possessive
+
+
+def test_a_kind_named_with_no_value_is_indefinite() -> None:
+    from guard.checks.references import indefinite
+
+    def is_parameter(word: str) -> bool:
+        return word.lower() in {"barcode", "ingredient"}
+
+    assert [r.noun for r in indefinite("Look up a product using its barcode", is_parameter)] == ["barcode"]
+    assert indefinite("Look up the product with barcode 3017624010701", is_parameter) == []
+    assert indefinite("Look up a product using its barcode (3017624010701)", is_parameter) == []
