@@ -1144,7 +1144,7 @@ def _text_evidence(slot: _Slot, texts: list[_Text], taken: set[str], others: set
             if m.text in others or m.text in taken or (m.kind == "number" and m.counted):
                 continue
             if m.kind == "name" and {stem(w) for w in normalise_text(m.text).split()} <= known:
-                continue
+                continue  # "Kraken": the name of a tool's own service
             return Found(m.text, m.text)
     for text in texts:
         for m in _TOPIC.finditer(text.raw):

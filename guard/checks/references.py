@@ -30,13 +30,17 @@ _PICK = re.compile(r"\b(?:a|an|some|one)\s+(?:specific|certain|particular|given)
 #: "my favorite number", "my local field office", "my latitude and longitude", "my research interest".
 _MINE = re.compile(
     r"\bmy\s+(?:(?:favou?rite|preferred|usual|chosen|local|own|desired)\s+((?:[\w-]+\s+){0,1}?[\w-]+)"
-    r"|(latitude|longitude|coordinates|location|address|zip(?:\s?code)?|postal code|(?:[\w-]+\s+)?interests?|(?:[\w-]+\s+)?standards|criteria))\b",
+    r"|(latitude|longitude|coordinates|location|address|zip(?:\s?code)?|postal code|(?:[\w-]+\s+)?interests?|(?:[\w-]+\s+)?standards|criteria"
+    r"|(?:[\w-]+\s+)?(?:area|field|topic|subject)))\b",
     re.IGNORECASE,
 )
+#: What only the user can say, whichever parameter it fills: "my research area", "my standards".
+_PERSONAL_TOPIC = re.compile(r"\b(?:interests?|standards|criteria|area|field|topic|subject)$", re.IGNORECASE)
 #: "the year larry requested", "the word discussed in Chinese class", "the topic mentioned earlier".
 _ELSEWHERE = re.compile(
     r"\bthe\s+((?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:that\s+|which\s+)?(?:(?:i|we|you|he|she|they|[a-z]+|my\s+\w+|our\s+\w+|the\s+\w+)\s+)?"
-    r"(?:requested|discussed|mentioned|talked about|asked (?:for|about)|chose|picked|recommended|suggested|told me about)\b",
+    r"(?:requested|discussed|mentioned|talked about|asked (?:for|about)|chose|picked|recommended|suggested|told me about"
+    r"|work|live|stayed|visited|grew up)\b",
     re.IGNORECASE,
 )
 #: What resolves a reference when it follows closely: a quoted phrase, a parenthesis, a number,
@@ -54,7 +58,8 @@ class Reference:
     text: str
     noun: str
     #: "my X": only the user knows it, but a tool may look it up itself (my IP address): it
-    #: matters only where a parameter asks for it.
+    #: matters only where a parameter asks for it. False for what defines the request itself
+    #: ("my research area", "my ethical standards").
     possessive: bool = False
 
 
@@ -67,7 +72,7 @@ def unresolved(text: str, earlier: bool = False) -> list[Reference]:
             noun = next((g for g in m.groups() if g), "").strip()
             if not noun or _resolved(text, m.end()):
                 continue
-            found.append(Reference(m.group(0).strip(), noun, pattern is _MINE))
+            found.append(Reference(m.group(0).strip(), noun, pattern is _MINE and not _PERSONAL_TOPIC.search(noun)))
     return found
 
 

@@ -58,3 +58,10 @@ def test_a_kind_named_with_no_value_is_indefinite() -> None:
     assert [r.noun for r in indefinite("Look up a product using its barcode", is_parameter)] == ["barcode"]
     assert indefinite("Look up the product with barcode 3017624010701", is_parameter) == []
     assert indefinite("Look up a product using its barcode (3017624010701)", is_parameter) == []
+
+
+def test_what_defines_the_request_is_asked_about_whatever_parameter_takes_it() -> None:
+    (area,) = unresolved("Recent articles related to my research area from arXiv")
+    assert area.noun == "research area" and not area.possessive
+    (city,) = unresolved("Train connections from Brussels to the city I work tomorrow")
+    assert city.noun == "city"
