@@ -21,7 +21,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -347,3 +347,17 @@ class Built:
 
     def skip(self, reason: str, case_id: str) -> None:
         self.skipped.setdefault(reason, []).append(case_id)
+
+
+def dialogues_available(data_dir: Path) -> bool:
+    """Whether the API descriptions and the recorded level-1 dialogues are both in ``data_dir``."""
+    return (Path(data_dir) / LEVEL1).is_file() and (Path(data_dir) / DIALOGUES).is_dir()
+
+
+def dialogues(data_dir: Path) -> tuple[ApiPool, Iterator[tuple[Path, list[dict[str, str]]]]]:
+    """The API pool, and each recorded dialogue file with the context messages (the API
+    descriptions its test record gives), for the suites rebuilt on API-Bank's dialogues."""
+    records = read_records(Path(data_dir) / LEVEL1)
+    context = {Path(r["file"]).stem: context_messages(r["instruction"]) for r in records}
+    paths = sorted((Path(data_dir) / DIALOGUES).glob("*.jsonl"))
+    return ApiPool.from_records(records), ((p, context.get(p.stem, [])) for p in paths)

@@ -131,7 +131,7 @@ class Injection:
 
 
 def available(data_dir: Path) -> bool:
-    return (Path(data_dir) / api_bank.LEVEL1).is_file() and (Path(data_dir) / api_bank.DIALOGUES).is_dir()
+    return api_bank.dialogues_available(data_dir)
 
 
 def load(data_dir: Path) -> list[Case]:
@@ -139,12 +139,10 @@ def load(data_dir: Path) -> list[Case]:
 
 
 def build(data_dir: Path) -> api_bank.Built:
-    records = api_bank.read_records(Path(data_dir) / api_bank.LEVEL1)
-    pool = api_bank.ApiPool.from_records(records)
-    context = {Path(r["file"]).stem: api_bank.context_messages(r["instruction"]) for r in records}
+    pool, files = api_bank.dialogues(data_dir)
     built = api_bank.Built()
-    for path in sorted((Path(data_dir) / api_bank.DIALOGUES).glob("*.jsonl")):
-        dialogue = read_dialogue(path, pool, context.get(path.stem, []))
+    for path, context in files:
+        dialogue = read_dialogue(path, pool, context)
         if isinstance(dialogue, str):
             built.skip(dialogue, path.stem)
             continue

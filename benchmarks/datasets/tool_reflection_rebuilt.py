@@ -56,7 +56,7 @@ PAPER = [PaperFigure(f.metric, f.model, f.value, f.source, rebuilt=True) for f i
 
 
 def available(data_dir: Path) -> bool:
-    return (Path(data_dir) / api_bank.LEVEL1).is_file() and (Path(data_dir) / api_bank.DIALOGUES).is_dir()
+    return api_bank.dialogues_available(data_dir)
 
 
 def load(data_dir: Path) -> list[Case]:
@@ -65,12 +65,10 @@ def load(data_dir: Path) -> list[Case]:
 
 def build(data_dir: Path) -> api_bank.Built:
     """Every case, and what was left out (by reason)."""
-    records = api_bank.read_records(Path(data_dir) / api_bank.LEVEL1)
-    pool = api_bank.ApiPool.from_records(records)
-    context = {Path(r["file"]).stem: api_bank.context_messages(r["instruction"]) for r in records}
+    pool, files = api_bank.dialogues(data_dir)
     built = api_bank.Built()
-    for path in sorted((Path(data_dir) / api_bank.DIALOGUES).glob("*.jsonl")):
-        _dialogue_cases(path, pool, context.get(path.stem, []), built)
+    for path, context in files:
+        _dialogue_cases(path, pool, context, built)
     return built
 
 
