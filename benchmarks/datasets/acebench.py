@@ -140,10 +140,10 @@ def render(result: Any) -> str:
         values = ", ".join(str(f["value"]) for f in wrong)
         keys = ", ".join(f["path"].removeprefix("$.") for f in wrong)
         return f"{INCORRECT} ({values}) for the parameters ({keys}) in the conversation history."
+    if labels.NO_SUITABLE_TOOL in result.predicted or labels.UNAVAILABLE_TOOL in result.predicted:
+        return IRRELEVANT  # no tool fits: the values a wrong tool would miss are beside the point
     if labels.MISSING_INFO in result.predicted:
         return f"{MISSING} ({', '.join(result.missing)}) for the api ({result.tool})"
-    if labels.NO_SUITABLE_TOOL in result.predicted or labels.UNAVAILABLE_TOOL in result.predicted:
-        return IRRELEVANT
     return ""
 
 

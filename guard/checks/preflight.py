@@ -151,11 +151,12 @@ def assess(
 
 
 #: A service named as where the request is to be done: "on Kucoin", "using Robohash", "via OKX",
-#: "from the NBP service" (after a bare "from" a name is as often what is asked about: "quotes
+#: "use the databases "DrugBank" and ...", "from the NBP service" (after a bare "from" a name is as often what is asked about: "quotes
 #: from Breaking Bad").
 _PROVIDER = re.compile(
     r"\b(?:on|using|via|through)\s+(?:the\s+)?((?:[A-Z][\w.&'’-]*)(?:\s+(?:[A-Z][\w.&'’-]*))*)"
     r"|\bfrom\s+(?:the\s+)?((?:[A-Z][\w.&'’-]*)(?:\s+(?:[A-Z][\w.&'’-]*))*)(?='s)?\s+(?:API|service|database|website|site|platform|exchange)\b"
+    r"|\buse\s+(?:the\s+)?(?:databases?|APIs?|services?|platforms?|websites?|sites?)\s+[\"“']?([A-Z][\w.&'’-]*(?:\s+[A-Z][\w.&'’-]*)*)"
 )
 
 
@@ -184,7 +185,7 @@ def _unmentioned_providers(request: str, known: frozenset[str], params: frozense
         tail = [*normalise_text(m.group(0)).split()[-1:], *([following.group(1).lower()] if following else [])]
         if any(stem(w) in params for w in tail):
             continue
-        name = re.split(r"[.'’]\s|'s\b|’s\b", m.group(1) or m.group(2))[0].rstrip(".'’")
+        name = re.split(r"[.'’]\s|'s\b|’s\b", next(g for g in m.groups() if g))[0].rstrip(".'’")
         words = [w for w in normalise_text(name).split() if w not in STOPWORDS]
         if not words or words[0] in _CALENDAR_WORDS or name.split()[0] in ("I", "I'm", "I'd"):
             continue

@@ -434,3 +434,14 @@ def test_a_parameter_named_only_by_its_kind_is_asked_about():
     assert (finding.path, finding.rule, finding.value) == ("$.character", "unresolved_reference", "a character")
     assert run("Find amiibos related to a character called 'Mario'", tools=[amiibos]).findings == []
     assert run("Find amiibos from a deck of cards", tools=[amiibos]).findings == []  # a deck_count is a count
+
+
+def test_databases_the_user_names_that_no_tool_uses_are_no_suitable_tool():
+    drugs = tool(
+        "drug_sensitivity",
+        "Analyse a patient's drug sensitivity from genetic data.",
+        {"drug": {"type": "string"}},
+        ["drug"],
+    )
+    findings = run('Check interactions between "Metformin" and "Insulin"; use the databases "DrugBank" and "PubChem"', tools=[drugs]).findings
+    assert [(f.category, f.value) for f in findings if f.rule == "unmentioned_provider"] == [(Category.NO_SUITABLE_TOOL, "DrugBank")]
