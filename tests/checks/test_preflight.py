@@ -440,8 +440,8 @@ def test_databases_the_user_names_that_no_tool_uses_are_no_suitable_tool():
     drugs = tool(
         "drug_sensitivity",
         "Analyse a patient's drug sensitivity from genetic data.",
-        {"drug": {"type": "string"}},
-        ["drug"],
+        {"genetic_markers": {"type": "array", "items": {"type": "string"}}},
+        [],
     )
-    findings = run('Check interactions between "Metformin" and "Insulin"; use the databases "DrugBank" and "PubChem"', tools=[drugs]).findings
+    findings = run('Check interactions between Metformin and Insulin; use the databases "DrugBank" and "PubChem"', tools=[drugs]).findings
     assert [(f.category, f.value) for f in findings if f.rule == "unmentioned_provider"] == [(Category.NO_SUITABLE_TOOL, "DrugBank")]
