@@ -39,7 +39,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import numpy as np
 from jsonschema import Draft202012Validator
 from rapidfuzz import fuzz
 
@@ -159,8 +158,25 @@ def _fault(present: bool, value: Any, before: Any, schema: dict[str, Any], sourc
 
 def _wrong_type(value: Any, schema: dict[str, Any]) -> bool:
     """A JSON type the schema refuses (the model's own value: 0 where a token was due is wrong
-    even after the repairs read it as "0")."""
+    even after the repairs read it as "0"). A plain ``type`` is checked directly: this runs for
+    every parameter of every call, and a validator pass costs ten times as much."""
+    declared = schema.get("type")
+    types = [declared] if isinstance(declared, str) else declared if isinstance(declared, list) else None
+    if types is not None and all(t in _JSON_TYPES for t in types):
+        return not any(_JSON_TYPES[t](value) for t in types)
     return any(e.validator == "type" and not e.path for e in _validator(canonical_json(schema)).iter_errors(value))
+
+
+#: JSON Schema's types as Python checks (an integral float is an integer; a bool is no number).
+_JSON_TYPES: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool) or isinstance(v, float) and v.is_integer(),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "array": lambda v: isinstance(v, list),
+    "object": lambda v: isinstance(v, dict),
+    "null": lambda v: v is None,
+}
 
 
 def _sentinel(value: Any, schema: dict[str, Any], sources: _Sources) -> bool:
@@ -328,6 +344,8 @@ class _Sources:
         labels = list(dict.fromkeys(c.label for c in found if c.label))
         if embedder is None or len(labels) < (1 if strict else 2):
             return None
+        import numpy as np  # an embedder means the semantic extra, and numpy with it
+
         query = f"{name_words(param)}: {schema.get('description') or ''}".strip(": ")
         vectors = np.asarray(embedder.encode([query, *labels]), dtype=float)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True) + 1e-12
