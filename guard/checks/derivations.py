@@ -4,14 +4,15 @@ Grounding asks where a value came from. Some values appear nowhere word for word
 what was said by a rule anyone would apply the same way: ``startMonth: 3`` from "from March",
 ``2023-06-30`` from "to June 2023", ``["Monday", ..., "Friday"]`` from "on weekdays", ``"USD"``
 from "$75", ``costAdjustment: 0`` from "with no cost adjustment", ``autoRemove: "yes"`` from
-"automatically remove", and coordinates looked up for a
-place the user named. Asking the human about them would be a false alarm, so grounding accepts
+"automatically remove", coordinates looked up for a place the user named, and the further rules
+below (durations, ranges of dates, countries, colours, descriptions that map a value to words). Asking the human about them would be a false alarm, so grounding accepts
 them here, after its literal search fails and before any paraphrase matcher, and says which words derived each one and how (grounding reports it as a match whose source is
 "derived").
 
-Only rules that need no outside knowledge beyond a calendar, a currency symbol table and the
-fact that a named place has coordinates: a value derived from what the model merely believes
-("the decade starting in 2000" ends in 2009? "young adults" are 18-35?) still counts as invented.
+Only rules that need no outside knowledge beyond a calendar, small tables of names (currency
+symbols, countries, colours) and the fact that a named place has coordinates: a value derived from
+what the model merely believes ("the decade starting in 2000" ends in 2009? "young adults" are
+18-35? a meeting lasts an hour?) still counts as invented.
 """
 
 from __future__ import annotations
@@ -19,12 +20,23 @@ from __future__ import annotations
 import calendar
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date
+
+from dateutil.relativedelta import relativedelta
+
+from guard.normalise import (
+    normalise_text,
+    numbers_in,
+    parse_number,
+    parse_temporal,
+    temporal_patterns,
+)
 
 #: The user and system messages, as written, with their index in the conversation.
 Said = list[tuple[int, str]]
-#: Which message derived a value, and how ("march -> month 3").
-Derivation = tuple[int, str]
+#: Which message derived a value (None: the schema's own words), and how ("march -> month 3").
+Derivation = tuple[int | None, str]
 
 _MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 _MONTHS |= {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name}
@@ -37,26 +49,39 @@ _CAPITALISED = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
 _COORDINATE_NAMES = frozenset({"lat", "latitude", "lng", "lon", "long", "longitude"})
 
 
-def derive(value: object, param: str, said: Said) -> Derivation | None:
-    """The rule and words that derive ``value`` for parameter ``param``; None when no rule does."""
+@dataclass(frozen=True)
+class Context:
+    """What a rule may read besides the value: the parameter's name and description, what was
+    said, and the conversation's date (relative phrases such as "the next five years")."""
+
+    param: str
+    said: Said
+    description: str = ""
+    today: date | None = None
+
+
+def derive(value: object, param: str, said: Said, *, description: str = "", today: date | None = None) -> Derivation | None:
+    """The rule and words that derive ``value`` for parameter ``param`` (described by
+    ``description``) from what was ``said`` on ``today``; None when no rule does."""
+    ctx = Context(param, said, description, today)
     for rule in _RULES:
-        if (match := rule(value, param, said)) is not None:
+        if (match := rule(value, ctx)) is not None:
             return match
     return None
 
 
-def _month_number(value: object, param: str, said: Said) -> Derivation | None:
+def _month_number(value: object, ctx: Context) -> Derivation | None:
     """``startMonth: 3`` from "March": a month's number for a parameter named for months."""
-    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 12 or "month" not in param.lower():
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 12 or "month" not in ctx.param.lower():
         return None
-    for index, text in said:
+    for index, text in ctx.said:
         for word in re.findall(r"[a-z]+", text.lower()):
             if _MONTHS.get(word) == value:
                 return index, f"{word} -> month {value}"
     return None
 
 
-def _month_bounds(value: object, param: str, said: Said) -> Derivation | None:
+def _month_bounds(value: object, ctx: Context) -> Derivation | None:
     """``2023-01-01`` / ``2023-06-30`` from "January 2023 to June 2023": a named month's first or
     last day, as a range's start or end."""
     m = _ISO_DATE.match(value) if isinstance(value, str) else None
@@ -65,45 +90,45 @@ def _month_bounds(value: object, param: str, said: Said) -> Derivation | None:
     year, month, day = int(m[1]), int(m[2]), int(m[3])
     if not 1 <= month <= 12 or day not in (1, calendar.monthrange(year, month)[1]):
         return None
-    for index, text in said:
+    for index, text in ctx.said:
         for found in _MONTH_YEAR.finditer(text):
             if _MONTHS[found[1].lower()] == month and int(found[2]) == year:
                 return index, f"{found[0]} -> {date(year, month, day).isoformat()}"
     return None
 
 
-def _day_group(value: object, param: str, said: Said) -> Derivation | None:
+def _day_group(value: object, ctx: Context) -> Derivation | None:
     """"Monday" ... "Friday" from "weekdays", "Saturday" from "weekends"."""
     if not isinstance(value, str) or value.strip().lower() not in _WEEKDAYS:
         return None
     day = value.strip().lower()
-    for index, text in said:
+    for index, text in ctx.said:
         for word in re.findall(r"[a-z]+", text.lower()):
             if day in _DAY_GROUPS.get(word, ()):
                 return index, f"{word} -> {value}"
     return None
 
 
-def _currency_code(value: object, param: str, said: Said) -> Derivation | None:
+def _currency_code(value: object, ctx: Context) -> Derivation | None:
     """``"USD"`` from "$75": the code of a currency symbol written before an amount."""
     if not isinstance(value, str):
         return None
     code = value.strip().lower()
-    for index, text in said:
+    for index, text in ctx.said:
         for symbol, symbol_code in _CURRENCY_SYMBOLS.items():
             if symbol_code == code and re.search(re.escape(symbol) + r"\s?\d", text):
                 return index, f"{symbol} -> {value}"
     return None
 
 
-def _none_is_zero(value: object, param: str, said: Said) -> Derivation | None:
+def _none_is_zero(value: object, ctx: Context) -> Derivation | None:
     """``costAdjustment: 0`` from "no cost adjustment": "no" before the parameter's own words."""
     if value != 0 or isinstance(value, bool):
         return None
-    words = [w for w in _param_words(param) if len(w) > 2]
+    words = [w for w in _param_words(ctx.param) if len(w) > 2]
     if not words:
         return None
-    for index, text in said:
+    for index, text in ctx.said:
         lowered = text.lower()
         for word in words:
             if hit := re.search(rf"\b(?:no|zero|without(?: any)?)\s+(?:\w+\s+)?{word[:5]}\w*", lowered):
@@ -114,13 +139,13 @@ def _none_is_zero(value: object, param: str, said: Said) -> Derivation | None:
 _YES_NO = frozenset({"yes", "no", "true", "false", "on", "off", "enabled", "disabled"})
 
 
-def _switch(value: object, param: str, said: Said) -> Derivation | None:
+def _switch(value: object, ctx: Context) -> Derivation | None:
     """``autoRemove: "yes"`` from "automatically remove any threats": a yes/no written as text for a
     parameter the user's words name (the answer to a switch they mentioned)."""
     if not isinstance(value, str) or value.strip().lower() not in _YES_NO:
         return None
-    words = [w for w in _param_words(param) if len(w) > 3]
-    for index, text in said:
+    words = [w for w in _param_words(ctx.param) if len(w) > 3]
+    for index, text in ctx.said:
         lowered = text.lower()
         for word in words:
             if hit := re.search(rf"\b{word[:5]}\w*", lowered):
@@ -132,14 +157,14 @@ def _param_words(param: str) -> list[str]:
     return re.findall(r"[a-z]+", re.sub(r"(?<=[a-z])(?=[A-Z])", " ", param).lower())
 
 
-def _coordinates(value: object, param: str, said: Said) -> Derivation | None:
+def _coordinates(value: object, ctx: Context) -> Derivation | None:
     """A latitude or longitude for a place the user named ("the Eiffel Tower", "Athens"): looked
     up, not invented. Which coordinates a place has is not judged here."""
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return None
-    if not _COORDINATE_NAMES & set(_param_words(param)):
+    if not _COORDINATE_NAMES & set(_param_words(ctx.param)):
         return None
-    for index, text in said:
+    for index, text in ctx.said:
         for name in _CAPITALISED.finditer(text):
             before = text[: name.start()].rstrip()
             first = name[0].split()[0].lower()
@@ -148,7 +173,430 @@ def _coordinates(value: object, param: str, said: Said) -> Derivation | None:
     return None
 
 
-_RULES: tuple[Callable[[object, str, Said], Derivation | None], ...] = (
+def _said_normalised(ctx: Context) -> list[tuple[int, str]]:
+    """What was said, normalised (``guard.normalise``) and padded for whole-word searches."""
+    return [(index, f" {normalise_text(text)} ") for index, text in ctx.said]
+
+
+def _said_phrase(phrase: str, ctx: Context) -> int | None:
+    """The index of the first message that says ``phrase`` as whole words (normalised)."""
+    words = normalise_text(phrase)
+    if not words:
+        return None
+    return next((index for index, text in _said_normalised(ctx) if f" {words} " in text), None)
+
+
+# --- durations and ranges of dates ------------------------------------------------------------
+
+#: Calendar units, the short codes a duration is written with ("1w", "3m", "24h"), and their size
+#: in seconds (fixed units) or months (calendar units); a day and a month do not convert.
+_UNITS: dict[str, tuple[tuple[str, ...], str, int]] = {
+    "minute": (("min", "m", "minute", "minutes"), "seconds", 60),
+    "hour": (("h", "hr", "hrs", "hour", "hours"), "seconds", 3_600),
+    "day": (("d", "day", "days"), "seconds", 86_400),
+    "week": (("w", "wk", "week", "weeks"), "seconds", 604_800),
+    "month": (("m", "mo", "mon", "month", "months"), "months", 1),
+    "quarter": (("q", "quarter", "quarters"), "months", 3),
+    "year": (("y", "yr", "year", "years"), "months", 12),
+}
+_STEPS = {"day": relativedelta(days=1), "week": relativedelta(weeks=1), "month": relativedelta(months=1),
+          "quarter": relativedelta(months=3), "year": relativedelta(years=1)}
+_FORWARD = frozenset({"next", "coming", "following", "upcoming"})
+_BACKWARD = frozenset({"last", "past", "previous", "prior"})
+#: Words that make a bare unit one of it: "last week", "a month", "per day".
+_ONE = frozenset({"a", "an", "one", "this", "per", "every", "each"}) | _FORWARD | _BACKWARD
+_QUANTITY = re.compile(r"(?:\b(\w+) )?\b(\w+) (" + "|".join(_UNITS) + r")s?\b")
+_COMPACT = re.compile(r"^\s*(\d+)\s*([a-z]+)\s*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class _Quantity:
+    """"the next five years": 5 years, forward (+1), backward (-1) or neither (0)."""
+
+    amount: int
+    unit: str
+    direction: int
+    surface: str
+
+
+def _quantities(text: str) -> list[_Quantity]:
+    """Every amount of a calendar unit a normalised text names ("last week" is 1 week back)."""
+    found = []
+    for m in _QUANTITY.finditer(text):
+        before, word, unit = m[1], m[2], m[3]
+        if word in _ONE:
+            amount, lead = 1, word
+        elif (number := parse_number(word)) is not None and float(number).is_integer() and number > 0:
+            amount, lead = int(number), before
+        else:
+            continue
+        direction = 1 if lead in _FORWARD else -1 if lead in _BACKWARD else 0
+        start = m.start(1) if direction and lead == before else m.start(2)
+        found.append(_Quantity(amount, unit, direction, text[start : m.end()]))
+    return found
+
+
+def _duration(value: object, ctx: Context) -> Derivation | None:
+    """``timeFrame: "1w"`` from "last week", ``analysisPeriod: 7`` (days) from "the past week": an
+    amount of time the user named, as a short code or in the unit the parameter counts in."""
+    compact = _COMPACT.match(value) if isinstance(value, str) else None
+    target = _counted_unit(ctx) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if compact is None and target is None:
+        return None
+    for index, text in _said_normalised(ctx):
+        for q in _quantities(text):
+            if (
+                compact is not None and q.amount == int(compact[1]) and compact[2].lower() in _UNITS[q.unit][0]
+            ) or (target is not None and _converted(q, target) == value):
+                return index, f"{q.surface} -> {value}"
+    return None
+
+
+def _counted_unit(ctx: Context) -> str | None:
+    """The calendar unit a numeric parameter counts in, from its name or description ("days")."""
+    for word in _param_words(ctx.param) + normalise_text(ctx.description).split():
+        for unit, (codes, _, _) in _UNITS.items():
+            if len(word) > 2 and word in codes:
+                return unit
+    return None
+
+
+def _converted(quantity: _Quantity, target: str) -> float | None:
+    """A quantity in another unit of the same kind (1 week in days: 7); None across kinds."""
+    _, kind, size = _UNITS[quantity.unit]
+    _, target_kind, target_size = _UNITS[target]
+    return quantity.amount * size / target_size if kind == target_kind else None
+
+
+def _relative_range(value: object, ctx: Context) -> Derivation | None:
+    """``endDate: 2028-01-01`` from "over the next five years" on 2023-01-01: the date that an
+    amount of time forward (or back, "the past 3 months") from the conversation's date reaches."""
+    day = _date_value(value)
+    if day is None or ctx.today is None:
+        return None
+    for index, text in _said_normalised(ctx):
+        for q in _quantities(text):
+            if q.direction and q.unit in _STEPS and ctx.today + q.direction * q.amount * _STEPS[q.unit] == day:
+                return index, f"{q.surface} from {ctx.today.isoformat()} -> {day.isoformat()}"
+    return None
+
+
+def _date_value(value: object) -> date | None:
+    """The day a date value names ("2028-01-01", "2022-04-15T00:00:00"); None for a time of day."""
+    parsed = parse_temporal(value) if isinstance(value, str) else None
+    return parsed.date if parsed is not None and parsed.time is None else None
+
+
+#: What comes before the year of a written date ("October 09, 2025"): that year names a day, not a year.
+_WRITTEN_DATE_END = re.compile(r"(?:\d{1,2}(?:st|nd|rd|th)?|" + "|".join(_MONTHS) + r")\.?,?\s*$", re.IGNORECASE)
+
+
+def _year_bounds(value: object, ctx: Context) -> Derivation | None:
+    """``2015-01-01`` / ``2025-12-31`` from "from 2015 to 2025": a named year's first or last day
+    (a year named on its own, not the year of a date such as "October 09, 2025")."""
+    day = _date_value(value)
+    if day is None or (day.month, day.day) not in ((1, 1), (12, 31)):
+        return None
+    year = re.compile(rf"(?<![\d/.:-]){day.year}(?![\d/:-]|\.\d|\s*(?:am|pm)\b)", re.IGNORECASE)
+    for index, text in ctx.said:
+        if any(not _WRITTEN_DATE_END.search(text[: m.start()]) for m in year.finditer(text)):
+            return index, f"{day.year} -> {day.isoformat()}"
+    return None
+
+
+_MONTH_DAY = re.compile(r"^(\d{1,2})-(\d{1,2})$")
+
+
+def _month_day(value: object, ctx: Context) -> Derivation | None:
+    """``date: "12-10"`` from "December 10th": a month and day (MM-DD, no year) the user named."""
+    m = _MONTH_DAY.match(value.strip()) if isinstance(value, str) else None
+    if m is None or not 1 <= int(m[1]) <= 12 or not 1 <= int(m[2]) <= 31:
+        return None
+    month, day = int(m[1]), int(m[2])
+    names = "|".join(name for name, number in _MONTHS.items() if number == month)
+    said_day = rf"0?{day}(?: (?:st|nd|rd|th))?"
+    pattern = re.compile(rf" (?:(?:{names}) (?:the )?{said_day}|{said_day} (?:of )?(?:{names})) ")
+    for index, text in _said_normalised(ctx):
+        if found := pattern.search(text):
+            return index, f"{found[0].strip()} -> {value}"
+    return None
+
+
+_TODAY_IS = re.compile(r"\btoday(?:'s date)?\s+is\s+(\d{4}-\d{2}-\d{2})\b", re.IGNORECASE)
+_ISO_IN_TEXT = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
+
+
+def _stated_today(value: object, ctx: Context) -> Derivation | None:
+    """``2021-10-14 08:00:00`` from "8 am tomorrow. Today is 2021-10-13.": relative words resolved
+    against the date the user gave as today, when it is not the conversation's own date."""
+    if not isinstance(value, str):
+        return None
+    said = " \n ".join(text for _, text in _said_normalised(ctx))
+    for index, text in ctx.said:
+        for m in _TODAY_IS.finditer(text):
+            anchor = _date_value(m[1])
+            patterns = temporal_patterns(value.strip(), anchor) if anchor is not None else None
+            if patterns is not None and (found := patterns.search(said)):
+                return index, f"{' '.join(f[0] for f in found)} from today {m[1]} -> {value}"
+    return None
+
+
+def _weekday_after_date(value: object, ctx: Context) -> Derivation | None:
+    """``check_out: 2022-03-18`` from "2022-03-14." then "Friday.": the named weekday in the six
+    days after a date the user stated (the end of a stay or a range they began with that date)."""
+    day = _date_value(value)
+    if day is None:
+        return None
+    weekday = _WEEKDAYS[day.weekday()]
+    for index, text in ctx.said:
+        for m in _ISO_IN_TEXT.finditer(text):
+            start = _date_value(m[1])
+            if start is None or not 1 <= (day - start).days <= 6:
+                continue
+            for later, words in _said_normalised(ctx):
+                if later >= index and f" {weekday} " in words:
+                    return later, f"{weekday} after {m[1]} -> {day.isoformat()}"
+    return None
+
+
+_FREQUENCY_WORDS = {"1": "once", "one": "once", "2": "twice", "two": "twice", "3": "thrice", "three": "thrice"}
+_TIMES = re.compile(r"\b(1|one|2|two|3|three) times?\b")
+
+
+def _frequency(value: object, ctx: Context) -> Derivation | None:
+    """``"2 times per week"`` from "twice per week": "once", "twice", "thrice" written as counts."""
+    if not isinstance(value, str):
+        return None
+    text = normalise_text(value)
+    rewritten = _TIMES.sub(lambda m: _FREQUENCY_WORDS[m[1]], text)
+    if rewritten == text:
+        return None
+    if (index := _said_phrase(rewritten, ctx)) is not None:
+        return index, f"{rewritten} -> {value}"
+    return None
+
+
+# --- what a description says a value means ----------------------------------------------------
+
+_DESCRIBED_MEANING = re.compile(
+    r"""['"]?([\w.#+-]+)['"]?\s+(?:for|means|=)\s+(?:['"]([^'"]{2,40})['"]|([^.,;:)'"]{2,40}))"""
+)
+_DESCRIBED_DEFAULT = re.compile(r"""\bdefaults?(?:\s+value)?\s*(?:is|to|of|:|=)\s*['"]?([^\s'",;)]+)""", re.IGNORECASE)
+
+
+def _described_meaning(value: object, ctx: Context) -> Derivation | None:
+    """``patternId: 303`` when the description says "e.g., 303 for 'infinite loops'" and the user
+    asked about infinite loops: the schema itself maps the words to the value."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return None
+    wanted = str(value).strip().casefold()
+    for m in _DESCRIBED_MEANING.finditer(ctx.description):
+        meaning = m[2] or m[3]
+        if m[1].casefold() == wanted and (index := _said_phrase(meaning, ctx)) is not None:
+            return index, f"{meaning.strip()} -> {value} (the description's mapping)"
+    return None
+
+
+def _described_default(value: object, ctx: Context) -> Derivation | None:
+    """``speechRate: 1.0`` when the description says "default is 1.0": the default a schema
+    states in words rather than in ``default`` (a choice the schema offers, not a fact)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return None
+    for m in _DESCRIBED_DEFAULT.finditer(ctx.description):
+        stated = m[1].rstrip(".")
+        number = parse_number(stated)
+        same = (
+            number is not None and float(number) == float(value)
+            if isinstance(value, (int, float))
+            else stated.casefold() == str(value).strip().casefold()
+        )
+        if same:
+            return None, f"the description's default {stated}"
+    return None
+
+
+_RATE_PARAMS = frozenset({"rate", "speed", "pace", "tempo", "multiplier"})
+_STANDARD_RATE = re.compile(r" (?:normal|standard|regular|default|usual|original) (?:speed|rate|pace|tempo) ")
+
+
+def _standard_rate(value: object, ctx: Context) -> Derivation | None:
+    """``speechRate: 1.0`` from "at a standard rate": a speed multiplier at its normal value."""
+    if isinstance(value, bool) or value != 1 or not _RATE_PARAMS & set(_param_words(ctx.param)):
+        return None
+    for index, text in _said_normalised(ctx):
+        if found := _STANDARD_RATE.search(text):
+            return index, f"{found[0].strip()} -> {value}"
+    return None
+
+
+_RANGE = re.compile(r"^\s*(\d+)\s*[-\u2013]\s*(\d+)\s*$")
+
+
+def _bracket(value: object, ctx: Context) -> Derivation | None:
+    """``age_range: "25-30"`` from "a 26-year-old": the bracket that holds a number the user
+    gave, for a parameter that takes a range."""
+    m = _RANGE.match(value) if isinstance(value, str) else None
+    if m is None or "range" not in _param_words(ctx.param) or int(m[1]) >= int(m[2]):
+        return None
+    low, high = int(m[1]), int(m[2])
+    for index, text in ctx.said:
+        for number in numbers_in(text):
+            if low <= number <= high:
+                return index, f"{number} in {value}"
+    return None
+
+
+# --- people, places, colours ------------------------------------------------------------------
+
+_MALE = frozenset(
+    ["he", "him", "his", "himself", "man", "men", "boy", "boys", "male", "father", "dad", "daddy", "grandfather", "grandpa", "son", "grandson", "brother", "husband", "uncle", "nephew", "boyfriend", "mr", "sir", "gentleman"]
+)
+_FEMALE = frozenset(
+    ["she", "her", "hers", "herself", "woman", "women", "girl", "girls", "female", "mother", "mom", "mum", "mommy", "grandmother", "grandma", "daughter", "granddaughter", "sister", "wife", "aunt", "niece", "girlfriend", "mrs", "ms", "miss", "madam", "lady"]
+)
+_GENDERS = {"male": _MALE, "man": _MALE, "m": _MALE, "female": _FEMALE, "woman": _FEMALE, "f": _FEMALE}
+
+
+def _gender(value: object, ctx: Context) -> Derivation | None:
+    """``gender: "male"`` from "my grandfather ... he": the gender the user's words give a person."""
+    if not isinstance(value, str) or not {"gender", "sex"} & set(_param_words(ctx.param)):
+        return None
+    words = _GENDERS.get(value.strip().casefold())
+    if words is None:
+        return None
+    for index, text in _said_normalised(ctx):
+        if found := words & set(text.split()):
+            return index, f"{min(found)} -> {value}"
+    return None
+
+
+#: Countries by every form a value or a user gives them: names, demonym, ISO 3166 codes. No country
+#: library is a dependency, so this is the small table of the most-mentioned countries; a country
+#: missing here stays ungrounded (a question to the human, never a wrong acceptance). Two- and
+#: three-letter codes count as said only in capitals ("US", not "us").
+_COUNTRIES: tuple[tuple[str, ...], ...] = (
+    ("United States", "United States of America", "America", "American", "U.S.", "U.S.A.", "US", "USA"),
+    ("United Kingdom", "Great Britain", "Britain", "British", "UK", "GB", "GBR"),
+    ("Canada", "Canadian", "CA", "CAN"), ("Mexico", "Mexican", "MX", "MEX"), ("Brazil", "Brazilian", "BR", "BRA"),
+    ("Argentina", "Argentine", "Argentinian", "AR", "ARG"), ("Chile", "Chilean", "CL", "CHL"),
+    ("Colombia", "Colombian", "CO", "COL"), ("Peru", "Peruvian", "PE", "PER"), ("France", "French", "FR", "FRA"),
+    ("Germany", "German", "DE", "DEU"), ("Spain", "Spanish", "ES", "ESP"), ("Italy", "Italian", "IT", "ITA"),
+    ("Portugal", "Portuguese", "PT", "PRT"), ("Netherlands", "Holland", "Dutch", "NL", "NLD"),
+    ("Belgium", "Belgian", "BE", "BEL"), ("Switzerland", "Swiss", "CH", "CHE"), ("Austria", "Austrian", "AT", "AUT"),
+    ("Sweden", "Swedish", "SE", "SWE"), ("Norway", "Norwegian", "NO", "NOR"), ("Denmark", "Danish", "DK", "DNK"),
+    ("Finland", "Finnish", "FI", "FIN"), ("Ireland", "Irish", "IE", "IRL"), ("Poland", "Polish", "PL", "POL"),
+    ("Greece", "Greek", "GR", "GRC"), ("Turkey", "Türkiye", "Turkish", "TR", "TUR"),
+    ("Russia", "Russian Federation", "Russian", "RU", "RUS"), ("Ukraine", "Ukrainian", "UA", "UKR"),
+    ("China", "Chinese", "CN", "CHN"), ("Japan", "Japanese", "JP", "JPN"),
+    ("South Korea", "Korea", "Korean", "KR", "KOR"), ("India", "Indian", "IN", "IND"),
+    ("Pakistan", "Pakistani", "PK", "PAK"), ("Bangladesh", "Bangladeshi", "BD", "BGD"),
+    ("Indonesia", "Indonesian", "ID", "IDN"), ("Vietnam", "Viet Nam", "Vietnamese", "VN", "VNM"),
+    ("Thailand", "Thai", "TH", "THA"), ("Philippines", "Filipino", "Philippine", "PH", "PHL"),
+    ("Malaysia", "Malaysian", "MY", "MYS"), ("Singapore", "Singaporean", "SG", "SGP"),
+    ("Australia", "Australian", "AU", "AUS"), ("New Zealand", "New Zealander", "NZ", "NZL"),
+    ("South Africa", "South African", "ZA", "ZAF"), ("Nigeria", "Nigerian", "NG", "NGA"),
+    ("Egypt", "Egyptian", "EG", "EGY"), ("Kenya", "Kenyan", "KE", "KEN"), ("Saudi Arabia", "Saudi", "SA", "SAU"),
+    ("United Arab Emirates", "Emirati", "UAE", "AE", "ARE"), ("Israel", "Israeli", "IL", "ISR"),
+    ("Iran", "Iranian", "IR", "IRN"),
+)
+_COUNTRY_OF = {normalise_text(form): forms for forms in _COUNTRIES for form in forms}
+
+
+#: Parameter words that say a lower-case two- or three-letter value is a code.
+_CODE_PARAMS = frozenset({"country", "nation", "region", "code", "lang", "language", "locale", "culture", "nationality"})
+
+
+def _is_code(value: str) -> bool:
+    return len(value.strip()) <= 3 and value.strip().isalpha()
+
+
+def _country_said(forms: tuple[str, ...], ctx: Context) -> tuple[int, str] | None:
+    """Where the user named a country in any of its forms: (message index, the form)."""
+    for form in forms:
+        if _is_code(form) and form.isupper():
+            found = next((i for i, text in ctx.said if re.search(rf"(?<![A-Za-z]){form}(?![A-Za-z])", text)), None)
+        else:
+            found = _said_phrase(form, ctx)
+        if found is not None:
+            return found, form
+    return None
+
+
+def _country(value: object, ctx: Context) -> Derivation | None:
+    """``culture: "British"`` from "from the UK", ``country: "USA"`` from "the United States":
+    a country's name, demonym or code for a country the user named in another form."""
+    if not isinstance(value, str):
+        return None
+    forms = _COUNTRY_OF.get(normalise_text(value))
+    if forms is None or (_is_code(value) and not value.isupper() and not _CODE_PARAMS & set(_param_words(ctx.param))):
+        return None  # "in", "it", "no" are words before they are codes
+    if (said := _country_said(forms, ctx)) is None:
+        return None
+    return said[0], f"{said[1]} -> {value}"
+
+
+def _place_with_country(value: object, ctx: Context) -> Derivation | None:
+    """``destination: "New York, USA"`` from "a trip to New York": a place the user named, with
+    its country (or region code) added after a comma; every other part must have been said."""
+    if not isinstance(value, str) or "," not in value:
+        return None
+    parts = [p.strip() for p in value.split(",") if p.strip()]
+    said = [(p, _said_phrase(p, ctx)) for p in parts]
+    places = [index for p, index in said if index is not None and normalise_text(p) not in _COUNTRY_OF]
+    if len(parts) < 2 or not places or any(i is None and normalise_text(p) not in _COUNTRY_OF for p, i in said):
+        return None
+    return places[0], f"{parts[0]} with its country -> {value}"
+
+
+#: CSS named colours (CSS Color Module Level 4) that people say, as hex; "green" is also the
+#: pure #00FF00 that colour pickers call green (CSS names that one "lime"). A colour said by name
+#: and given as hex is the same fact written as a code.
+_COLOURS: dict[str, tuple[str, ...]] = {
+    "black": ("000000",), "white": ("ffffff",), "red": ("ff0000",), "green": ("008000", "00ff00"),
+    "blue": ("0000ff",), "yellow": ("ffff00",), "orange": ("ffa500",), "purple": ("800080",),
+    "pink": ("ffc0cb",), "brown": ("a52a2a",), "gray": ("808080",), "grey": ("808080",), "silver": ("c0c0c0",),
+    "navy": ("000080",), "navy blue": ("000080",), "teal": ("008080",), "maroon": ("800000",), "olive": ("808000",),
+    "lime": ("00ff00",), "aqua": ("00ffff",), "cyan": ("00ffff",), "magenta": ("ff00ff",), "fuchsia": ("ff00ff",),
+    "gold": ("ffd700",), "beige": ("f5f5dc",), "violet": ("ee82ee",), "indigo": ("4b0082",),
+    "turquoise": ("40e0d0",), "coral": ("ff7f50",), "salmon": ("fa8072",), "lavender": ("e6e6fa",),
+    "light blue": ("add8e6",), "dark blue": ("00008b",), "sky blue": ("87ceeb",), "light green": ("90ee90",),
+    "dark green": ("006400",), "light gray": ("d3d3d3",), "light grey": ("d3d3d3",), "dark gray": ("a9a9a9",),
+    "dark grey": ("a9a9a9",), "dark red": ("8b0000",), "crimson": ("dc143c",), "khaki": ("f0e68c",),
+    "ivory": ("fffff0",), "tan": ("d2b48c",), "chocolate": ("d2691e",),
+}
+#: A colour word after one of these names another colour ("light blue" is not "blue").
+_SHADES = frozenset(["light", "dark", "sky", "navy", "pale", "deep", "bright", "royal", "baby", "hot", "lime", "sea", "forest", "olive"])
+_HEX = re.compile(r"^#([0-9a-f]{6}|[0-9a-f]{3})$", re.IGNORECASE)
+
+
+def _colour_hex(value: object, ctx: Context) -> Derivation | None:
+    """``background: "#ADD8E6"`` from "light blue background": a colour the user named, as hex."""
+    m = _HEX.match(value.strip()) if isinstance(value, str) else None
+    if m is None:
+        return None
+    code = m[1].lower() if len(m[1]) == 6 else "".join(c * 2 for c in m[1].lower())
+    for name, codes in _COLOURS.items():
+        if code not in codes:
+            continue
+        for index, text in _said_normalised(ctx):
+            if _names_colour(text.split(), name):
+                return index, f"{name} -> {value}"
+    return None
+
+
+
+def _names_colour(words: list[str], name: str) -> bool:
+    """Whether normalised words name a colour: "light blue" or "lightblue"; "blue" on its own,
+    not as part of "light blue"."""
+    parts = name.split()
+    if len(parts) > 1 and name.replace(" ", "") in words:
+        return True
+    return any(
+        words[i : i + len(parts)] == parts and (len(parts) > 1 or i == 0 or words[i - 1] not in _SHADES)
+        for i in range(len(words))
+    )
+
+_RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _month_number,
     _month_bounds,
     _day_group,
@@ -156,4 +604,19 @@ _RULES: tuple[Callable[[object, str, Said], Derivation | None], ...] = (
     _none_is_zero,
     _switch,
     _coordinates,
+    _duration,
+    _relative_range,
+    _year_bounds,
+    _month_day,
+    _stated_today,
+    _weekday_after_date,
+    _frequency,
+    _described_meaning,
+    _described_default,
+    _standard_rate,
+    _bracket,
+    _gender,
+    _country,
+    _place_with_country,
+    _colour_hex,
 )

@@ -394,7 +394,8 @@ def _ground_lexically(leaf: _Leaf, index: GroundingIndex, ctx: CheckContext) -> 
     for group in (index.said, index.results):
         if match := _search(probe, group, cutoff):
             return match
-    if derived := derive(leaf.value, leaf.name, ctx.conversation.said_texts):
+    description = next((str(s["description"]) for s in leaf.schemas if s.get("description")), "")
+    if derived := derive(leaf.value, leaf.name, ctx.conversation.said_texts, description=description, today=index.today):
         return GroundingMatch("derived", derived[0], derived[1], 1.0)
     return None
 

@@ -214,7 +214,7 @@ class _Grounding:
         words = normalise_text(needle)
         if not words:
             return False
-        if f" {words} " in self._text:
+        if f" {words} " in self._text or f" {words}s " in self._text:  # "live performances"
             return True
         parts = [normalise_text(p) for p in re.split(r"[,;|/]", needle)]
         return len(parts) > 1 and all(p and f" {p} " in self._text for p in parts)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 
 from guard import Guard
@@ -68,3 +70,86 @@ def test_a_yes_or_no_as_text_answers_a_switch_the_user_named() -> None:
     said = [(0, "Run a full scan and automatically remove any threats.")]
     assert derive("yes", "autoRemove", said) == (0, "automatically -> yes")
     assert derive("yes", "sendReport", said) is None
+
+
+TODAY = date(2023, 1, 1)
+
+
+@pytest.mark.parametrize(
+    ("value", "param", "description", "said", "how"),
+    [
+        ("1w", "timeFrame", "", "Analyse last week's volatility.", "last week -> 1w"),
+        (7, "analysisPeriod", "Number of days to analyse.", "How was the past week?", "past week -> 7"),
+        ("2028-01-01", "endDate", "", "Eclipses over the next five years?", "next five years from 2023-01-01 -> 2028-01-01"),
+        ("2022-10-01", "start", "", "Sales in the past 3 months.", "past 3 months from 2023-01-01 -> 2022-10-01"),
+        ("2015-01-01", "start", "", "Events from 2015 to 2025.", "2015 -> 2015-01-01"),
+        ("2025-12-31", "end", "", "Events from 2015 to 2025.", "2025 -> 2025-12-31"),
+        ("12-10", "date", "", "Today's date, December 10th.", "december 10 th -> 12-10"),
+        ("2 times per week", "frequency", "", "Audio stimulation twice per week.", "twice per week -> 2 times per week"),
+        (303, "patternId", "The pattern, e.g., 303 for 'infinite loops'.", "Look for infinite loops.",
+         "infinite loops -> 303 (the description's mapping)"),
+        (1.0, "speechRate", "", "A natural intonation at a standard rate.", "standard rate -> 1.0"),
+        ("25-30", "age_range", "", "I'm a 26-year-old male.", "26 in 25-30"),
+        ("male", "gender", "", "My grandfather is 75.", "grandfather -> male"),
+        ("British", "culture", "", "Oliver from the UK.", "UK -> British"),
+        ("USA", "country", "", "We live in the United States.", "United States -> USA"),
+        ("New York, USA", "destination", "", "A trip to New York.", "New York with its country -> New York, USA"),
+        ("#ADD8E6", "background", "", "A light blue background.", "light blue -> #ADD8E6"),
+        ("#00FF00", "primaryColor", "", "Green as the primary color.", "green -> #00FF00"),
+    ],
+)
+def test_a_new_rule_derives_the_value_and_says_how(value: object, param: str, description: str, said: str, how: str) -> None:
+    assert derive(value, param, [(0, said)], description=description, today=TODAY) == (0, how)
+
+
+@pytest.mark.parametrize(
+    ("value", "param", "description", "said"),
+    [
+        ("2w", "timeFrame", "", "Analyse last week's volatility."),  # one week, not two
+        (7, "analysisPeriod", "Number of hours.", "How was the past week?"),  # a week is 168 hours
+        (7, "analysisPeriod", "", "How was the past week?"),  # no unit to count in
+        ("2027-01-01", "endDate", "", "Eclipses over the next five years?"),
+        ("2028-01-01", "endDate", "", "Eclipses in five years' time, or so."),  # no direction said
+        ("2015-06-30", "start", "", "Events from 2015 to 2025."),  # mid-year is no bound of a year
+        ("2016-01-01", "start", "", "Events from 2015 to 2025."),
+        ("2015-01-01", "start", "", "Order 2015-03-02 arrived."),  # the year of a date is no year named
+        ("2025-01-01", "start", "", "The current time is October 09, 2025."),  # nor is a written date's
+        ("12-11", "date", "", "Today's date, December 10th."),
+        ("3 times per week", "frequency", "", "Audio stimulation twice per week."),
+        (304, "patternId", "The pattern, e.g., 303 for 'infinite loops'.", "Look for infinite loops."),
+        (303, "patternId", "The pattern, e.g., 303 for 'infinite loops'.", "Look for spirals."),
+        (1.5, "speechRate", "", "A natural intonation at a standard rate."),
+        (1.0, "volume", "", "A natural intonation at a standard rate."),
+        ("30-35", "age_range", "", "I'm a 26-year-old male."),
+        ("female", "gender", "", "My grandfather is 75."),
+        ("Spanish", "culture", "", "Oliver from the UK."),
+        ("no", "answer", "", "A Norwegian friend."),  # a word before it is a code
+        ("Paris, USA", "destination", "", "A trip to New York."),  # the place itself was not said
+        ("New York, Boston", "destination", "", "A trip to New York."),  # nor was every other part
+        ("#0000FF", "background", "", "A light blue background."),  # blue is not light blue
+        ("#FF0000", "primaryColor", "", "Green as the primary color."),
+    ],
+)
+def test_a_new_rule_derives_nothing_that_was_not_said(value: object, param: str, description: str, said: str) -> None:
+    assert derive(value, param, [(0, said)], description=description, today=TODAY) is None
+
+
+def test_relative_words_resolve_against_the_date_the_user_gave_as_today() -> None:
+    said = [(0, "Set an alarm for 8 am tomorrow."), (1, "Today is 2021-10-13.")]
+    assert derive("2021-10-14 08:00:00", "time", said, today=TODAY) == (
+        1, "tomorrow 8 am from today 2021-10-13 -> 2021-10-14 08:00:00"
+    )
+    assert derive("2021-10-15 08:00:00", "time", said, today=TODAY) is None
+    assert derive("2021-10-14 09:00:00", "time", said, today=TODAY) is None
+
+
+def test_a_weekday_follows_a_date_the_user_stated() -> None:
+    said = [(0, "Check in next Monday. 2022-03-14."), (1, "Check out Friday.")]
+    assert derive("2022-03-18", "check_out_time", said) == (1, "friday after 2022-03-14 -> 2022-03-18")
+    assert derive("2022-03-25", "check_out_time", said) is None  # the Friday of the week after
+    assert derive("2022-03-17", "check_out_time", said) is None  # a Thursday nobody named
+
+
+def test_a_default_the_description_states_is_the_schemas_choice() -> None:
+    assert derive(1.0, "rate", [], description="Playback rate; the default is 1.0.") == (None, "the description's default 1.0")
+    assert derive(2.0, "rate", [], description="Playback rate; the default is 1.0.") is None

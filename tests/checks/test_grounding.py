@@ -1,7 +1,7 @@
 """Grounding: every argument value is traced to the schema, the conversation or a tool result."""
 
 import json
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -346,3 +346,15 @@ def test_a_batching_matcher_gets_all_unmatched_values_in_one_call():
     (finding,) = grounding.check(ctx)
     assert matcher.batches == [["the Big Apple", "Hilton"]]  # Berlin was grounded lexically: not asked
     assert finding.path == "$.hotel"
+
+
+def test_a_derivation_reads_the_parameters_description_and_the_conversations_date():
+    """"minutes" counts in minutes (its name), so "an hour" derives 60; "when" reaches the date a
+    week after the conversation's own date (NOW), and not a day later."""
+    said = [("user", "Remind me an hour before, and again in the next week.")]
+    match = sources({"minutes": 60}, said)["$.minutes"]
+    assert match is not None and match.source == "derived" and match.span == "an hour -> 60"
+    week_later = (NOW + timedelta(weeks=1)).date().isoformat()
+    assert findings({"when": week_later}, said) == []
+    assert findings({"when": (NOW + timedelta(weeks=1, days=1)).date().isoformat()}, said) == ["$.when"]
+    assert findings({"minutes": 61}, said) == ["$.minutes"]

@@ -170,3 +170,9 @@ def test_a_description_example_the_user_asked_for_item_by_item_is_no_placeholder
     assert guard.check({"name": "check_facilities", "args": {"facilityList": "gym,pool"}}, asked).findings == []
     (finding,) = guard.check({"name": "check_facilities", "args": {"facilityList": "gym,pool"}}, [("user", "Is the gym open?")]).findings
     assert finding.rule == "description_example"
+
+
+def test_a_description_example_the_user_said_in_the_plural_is_no_placeholder():
+    assert check({"city": "Springfield"}, user="Compare the Springfields of the US") == []
+    (finding,) = check({"city": "Springfield"}, user="Compare the cities of the US")
+    assert finding.rule == "description_example"
