@@ -8,16 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-
-def _suites(run: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return run["suites"] if "suites" in run else {run["suite"]: run}
+from benchmarks.report import suites_of
 
 
 def compare(old: dict[str, Any], new: dict[str, Any], max_drop: float = 0.01) -> tuple[str, list[str]]:
     """The Markdown diff and the list of regressions beyond ``max_drop``."""
     lines = ["| suite | label | metric | old | new | change |", "|---|---|---|---|---|---|"]
     regressions: list[str] = []
-    old_s, new_s = _suites(old), _suites(new)
+    old_s, new_s = suites_of(old), suites_of(new)
     for suite in sorted(set(old_s) | set(new_s)):
         if suite not in new_s:
             regressions.append(f"{suite}: missing from the new run")

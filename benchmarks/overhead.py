@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import statistics
 import time
 from collections.abc import Callable
 from typing import Any
@@ -26,6 +25,7 @@ from langchain_core.tools import StructuredTool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 
+from benchmarks.metrics import percentiles
 from guard.conversation import Conversation
 from guard.engine import Guard
 from guard.node import GuardedToolNode
@@ -75,10 +75,6 @@ def timed(fn: Callable[[], Any], iterations: int) -> list[float]:
     return out
 
 
-def pct(values: list[float], q: float) -> float:
-    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1] if len(values) > 1 else values[0]
-
-
 def run_case(n_params: int, n_tools: int, turns: int, iterations: int, policy: Any = None) -> dict[str, Any]:
     tools = [make_tool(f"tool{i}", n_params) for i in range(n_tools)]
     args = make_args(n_params)
@@ -98,13 +94,13 @@ def run_case(n_params: int, n_tools: int, turns: int, iterations: int, policy: A
         "params": n_params,
         "tools": n_tools,
         "turns": turns,
-        "check_p50": pct(check_ms, 50),
-        "check_p99": pct(check_ms, 99),
-        "plain_p50": pct(plain_ms, 50),
-        "plain_p99": pct(plain_ms, 99),
-        "guarded_p50": pct(guarded_ms, 50),
-        "guarded_p99": pct(guarded_ms, 99),
-        "ratio_p50": pct(guarded_ms, 50) / pct(plain_ms, 50),
+        "check_p50": percentiles(check_ms)["p50"],
+        "check_p99": percentiles(check_ms)["p99"],
+        "plain_p50": percentiles(plain_ms)["p50"],
+        "plain_p99": percentiles(plain_ms)["p99"],
+        "guarded_p50": percentiles(guarded_ms)["p50"],
+        "guarded_p99": percentiles(guarded_ms)["p99"],
+        "ratio_p50": percentiles(guarded_ms)["p50"] / percentiles(plain_ms)["p50"],
     }
 
 

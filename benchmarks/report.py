@@ -78,18 +78,25 @@ def write_cases(path: Path, results: list[Any]) -> None:
             fh.write(r.model_dump_json() + "\n")
 
 
-def _fmt(value: float | None) -> str:
+def suites_of(run: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """A ``results.json`` as suite -> result (a one-suite run or an ``all`` run)."""
+    if not run:
+        return {}
+    return dict(run["suites"]) if "suites" in run else {run["suite"]: dict(run)}
+
+
+def fmt(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
 
 
 def markdown(run: dict[str, Any], figures: dict[str, list[PaperFigure]], command: str) -> str:
     """The report: per suite, the guard's paper-compatible figures beside the papers' own."""
-    suites = run["suites"] if "suites" in run else {run["suite"]: run}
+    suites = suites_of(run)
     lines = [f"# guard benchmark report ({run.get('split', '')} split)", "", f"Command: `{command}`", "",
              f"Policy `{next(iter(suites.values()))['policy']['name']}` sha256 `{next(iter(suites.values()))['policy']['sha256'][:16]}…`", ""]
     for name, res in suites.items():
         lines += [f"## {name}", "", f"{res['n_cases']} cases ({res['n_errors']} errors), {res['seconds']:.1f} s; "
-                  f"false-alarm rate on clean cases {_fmt(res['false_alarm_rate'])}; guard latency p50 "
+                  f"false-alarm rate on clean cases {fmt(res['false_alarm_rate'])}; guard latency p50 "
                   f"{res['latency_ms']['p50']:.2f} ms, p99 {res['latency_ms']['p99']:.2f} ms.", ""]
         lines += _judge_lines(res)
         lines += ["| metric | guard | paper figure | model | source |", "|---|---|---|---|---|"]
@@ -100,13 +107,13 @@ def markdown(run: dict[str, Any], figures: dict[str, list[PaperFigure]], command
             refs = by_metric.get(metric) or [None]
             for ref in refs:
                 label = f"{metric} (rebuilt)" if ref is not None and ref.rebuilt else metric
-                lines.append(f"| {label} | {_fmt(value)} | {_fmt(ref.value if ref else None)} | "
+                lines.append(f"| {label} | {fmt(value)} | {fmt(ref.value if ref else None)} | "
                              f"{ref.model if ref else ''} | {ref.source if ref else ''} |")
         lines += ["", "| label | n | tp | fp | fn | precision | recall | F1 |", "|---|---|---|---|---|---|---|---|"]
         for label, c in res["categories"].items():
             lines.append(f"| {label} | {c['n']} | {c['tp']} | {c['fp']} | {c['fn']} | {c['precision']:.3f} | {c['recall']:.3f} | {c['f1']:.3f} |")
         rec = res["recovery"]
-        lines += ["", f"Recovery: {_fmt(rec['recovered_rate'])} of {rec['n_with_gold']} cases with a gold call ended with it; "
+        lines += ["", f"Recovery: {fmt(rec['recovered_rate'])} of {rec['n_with_gold']} cases with a gold call ended with it; "
                   f"{rec['questions_per_case']:.2f} questions and {rec['retries_per_case']:.2f} retries per case.", ""]
         if res["n_cases"]:
             lines += [f"![{name} confusion](plots/{name}-confusion.png) ![{name} recall vs false alarms](plots/{name}-labels.png)", ""]
@@ -128,12 +135,12 @@ def _judge_lines(res: dict[str, Any]) -> list[str]:
     if not isinstance(plain, dict):
         return lines
     lines += ["| figure | without judge | with judge |", "|---|---|---|",
-              f"| false-alarm rate | {_fmt(plain['false_alarm_rate'])} | {_fmt(res['false_alarm_rate'])} |",
-              f"| recovered | {_fmt(plain['recovery']['recovered_rate'])} | {_fmt(res['recovery']['recovered_rate'])} |"]
-    lines += [f"| {m} | {_fmt(plain['paper_metrics'].get(m))} | {_fmt(v)} |" for m, v in res["paper_metrics"].items()]
+              f"| false-alarm rate | {fmt(plain['false_alarm_rate'])} | {fmt(res['false_alarm_rate'])} |",
+              f"| recovered | {fmt(plain['recovery']['recovered_rate'])} | {fmt(res['recovery']['recovered_rate'])} |"]
+    lines += [f"| {m} | {fmt(plain['paper_metrics'].get(m))} | {fmt(v)} |" for m, v in res["paper_metrics"].items()]
     for label in sorted(set(plain["categories"]) | set(res["categories"])):
         before, after = plain["categories"].get(label, {}).get("f1"), res["categories"].get(label, {}).get("f1")
-        lines.append(f"| {label} F1 | {_fmt(before)} | {_fmt(after)} |")
+        lines.append(f"| {label} F1 | {fmt(before)} | {fmt(after)} |")
     lines += [f"| guard latency p50 / p99 ms | {plain['latency_ms']['p50']:.2f} / {plain['latency_ms']['p99']:.2f} | "
               f"{res['latency_ms']['p50']:.2f} / {res['latency_ms']['p99']:.2f} |", ""]
     return lines

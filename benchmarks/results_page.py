@@ -25,6 +25,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from benchmarks.report import fmt, suites_of
 from benchmarks.suites import SUITES, PaperFigure
 
 HERE = Path(__file__).parent
@@ -75,13 +76,6 @@ TARGETS: tuple[Target, ...] = (
 # --- rendering --------------------------------------------------------------------------------------
 
 
-def suites_of(run: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
-    """A ``results.json`` as suite -> result (a one-suite run or an ``all`` run)."""
-    if not run:
-        return {}
-    return dict(run["suites"]) if "suites" in run else {run["suite"]: dict(run)}
-
-
 def parse_notes(text: str) -> dict[str, str]:
     """``## <name>`` sections of the notes file, name -> body (text before the first: key "")."""
     sections: dict[str, list[str]] = {"": []}
@@ -93,10 +87,6 @@ def parse_notes(text: str) -> dict[str, str]:
         else:
             sections[current].append(line)
     return {k: "\n".join(v).strip() for k, v in sections.items() if "\n".join(v).strip()}
-
-
-def _num(value: float | None) -> str:
-    return "—" if value is None else f"{value:.3f}"
 
 
 def _mark(target: Target, value: float | None, ran: bool) -> str:
@@ -118,7 +108,7 @@ def suite_table(name: str, rule: Mapping[str, Any] | None, semantic: Mapping[str
     for mode, res in (("rule", rule), ("semantic", semantic)):
         if res is not None:
             lines.append(f"- {mode}: {res['n_cases']} cases ({res['n_errors']} errors) in {res['seconds']:.1f} s; false alarms "
-                         f"on clean cases {_num(res['false_alarm_rate'])}; guard latency p50 {res['latency_ms']['p50']:.2f} ms, "
+                         f"on clean cases {fmt(res['false_alarm_rate'])}; guard latency p50 {res['latency_ms']['p50']:.2f} ms, "
                          f"p99 {res['latency_ms']['p99']:.2f} ms")
     lines += ["", "| metric | rule | semantic | target | met (rule / semantic) | papers |", "|---|---|---|---|---|---|"]
     rule_m = dict((rule or {}).get("paper_metrics", {}))
@@ -136,11 +126,11 @@ def suite_table(name: str, rule: Mapping[str, Any] | None, semantic: Mapping[str
         else:
             goal = f"{'≥' if target.op == '>=' else '≤'} {target.value:.2f}"
             marks = f"{_mark(target, r, rule is not None)} / {_mark(target, s, semantic_ran and semantic is not None)}"
-        sem_cell = _num(s) if semantic_ran else "not run"
+        sem_cell = fmt(s) if semantic_ran else "not run"
         if target is not None and r is None and s is None:
             lines.append(f"| {metric} | not measured | {'not measured' if semantic_ran else 'not run'} | {goal} | {marks} | |")
             continue
-        lines.append(f"| {metric} | {_num(r)} | {sem_cell} | {goal} | {marks} | {_papers(by_metric.get(metric, []))} |")
+        lines.append(f"| {metric} | {fmt(r)} | {sem_cell} | {goal} | {marks} | {_papers(by_metric.get(metric, []))} |")
     sources = sorted({f"{f.source}{' (rebuilt: other data, same protocol)' if f.rebuilt else ''}" for f in figures})
     if sources:
         lines += ["", "Papers' figures: " + "; ".join(sources) + "."]

@@ -33,7 +33,6 @@ import json
 import os
 import shutil
 import socket
-import statistics
 import subprocess
 import sys
 import threading
@@ -45,6 +44,7 @@ from typing import Any
 
 import httpx
 
+from benchmarks.metrics import percentiles
 from guard.budgets import GuardState
 from guard.conversation import Conversation
 from guard.engine import Guard
@@ -189,12 +189,6 @@ class Cell:
         }
 
 
-def pct(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1] if len(values) > 1 else values[0]
-
-
 def run_cell(
     mode: str,
     store: str,
@@ -243,7 +237,7 @@ def run_cell(
         t.join()
     elapsed = time.perf_counter() - start
     merged = [x for part in latencies for x in part]
-    return Cell(mode, store, clients, len(merged), elapsed, pct(merged, 50), pct(merged, 99), sum(errors))
+    return Cell(mode, store, clients, len(merged), elapsed, percentiles(merged)["p50"], percentiles(merged)["p99"], sum(errors))
 
 
 # -- in process -----------------------------------------------------------------------------------

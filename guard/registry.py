@@ -12,16 +12,19 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from rapidfuzz import fuzz, process
 
 from guard.models import canonical_json, short_hash
+
+V = TypeVar("V")
 
 
 class ToolSchemaError(ValueError):
@@ -337,3 +340,29 @@ class ToolRegistry:
 
     def runners(self) -> dict[str, Callable[..., Any]]:
         return {s.name: s.runner for s in self._specs.values() if s.runner is not None}
+
+
+class PerRegistry(Generic[V]):
+    """A value derived from a registry's tools, built once per registry content and availability.
+
+    Benchmarks build a new registry per case and a live agent keeps one for its lifetime: both pay
+    the derivation once. Bounded (oldest out first) and safe to share between threads.
+    """
+
+    def __init__(self, build: Callable[[ToolRegistry], V], size: int = 64) -> None:
+        self._build = build
+        self._size = size
+        self._values: dict[str, V] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, registry: ToolRegistry) -> V:
+        key = registry.fingerprint + ":" + ",".join(registry.available_names)
+        hit = self._values.get(key)
+        if hit is not None:
+            return hit
+        value = self._build(registry)
+        with self._lock:
+            if len(self._values) >= self._size:
+                self._values.pop(next(iter(self._values)))
+            self._values[key] = value
+        return value

@@ -452,7 +452,7 @@ def check(ctx: CheckContext) -> list[Finding]:
             path=path,
             value=value,
             rule="ungrounded",
-            evidence={"searched": searched, "nearest": nearest(value, ctx.conversation.grounding_index)},
+            evidence={"searched": searched},
         )
         for path, value in entries
     ]

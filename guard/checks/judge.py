@@ -10,8 +10,8 @@ call go on with the value the model proposed, it does not supply one.
 "Uncertain" is read from the score each check already put in its finding's evidence, against the
 policy's threshold and a band (``checks.judge.bands``):
 
-- ``ungrounded_value`` (grounding): ``evidence.nearest.score``, the similarity of the closest span
-  said or returned, is at least ``grounding.min_fuzzy_score / 100 - band``: a near miss ("Pariss"),
+- ``ungrounded_value`` (grounding): ``grounding.nearest``, the similarity of the closest span
+  said or returned (worked out only when a judge is asked), is at least ``grounding.min_fuzzy_score / 100 - band``: a near miss ("Pariss"),
   not a value nobody said. Asked: is the value stated or clearly implied? Yes drops the finding.
 - ``no_suitable_tool`` (preflight): the best tool's relevance is within ``band`` of
   ``preflight.min_relevance``, either side. Asked: can that tool serve the request? Below the
@@ -52,6 +52,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from guard.checks import preflight as preflight_check
+from guard.checks.grounding import nearest
 from guard.conversation import Conversation
 from guard.models import Finding, ToolCall, short_hash
 from guard.policy import JudgeConfig, Policy, PolicyError
@@ -161,14 +162,14 @@ class Judge:
         policy: Policy, semantic: Any, matters: Matters,
     ) -> tuple[list[Finding], list[dict[str, Any]]]:
         """The findings about a proposed call after the judge's answers, and the records of them."""
-        return self._drive(_call_review(self, findings, call, registry, policy, semantic, matters), conversation)
+        return self._drive(_call_review(self, findings, call, conversation, registry, policy, semantic, matters), conversation)
 
     async def areview_call(
         self, findings: list[Finding], call: ToolCall, conversation: Conversation, registry: ToolRegistry,
         policy: Policy, semantic: Any, matters: Matters,
     ) -> tuple[list[Finding], list[dict[str, Any]]]:
         """``review_call`` with the model's async call."""
-        review = _call_review(self, findings, call, registry, policy, semantic, matters)
+        review = _call_review(self, findings, call, conversation, registry, policy, semantic, matters)
         return await self._adrive(review, conversation)
 
     def review_preflight(
@@ -467,10 +468,13 @@ _Review = Generator[list[Question], list[Answer], Any]
 
 
 def _call_review(
-    judge: Judge, findings: list[Finding], call: ToolCall, registry: ToolRegistry, policy: Policy, semantic: Any,
-    matters: Matters,
+    judge: Judge, findings: list[Finding], call: ToolCall, conversation: Conversation, registry: ToolRegistry,
+    policy: Policy, semantic: Any, matters: Matters,
 ) -> _Review:
-    asked = {i: q for i, f in enumerate(findings) if matters(f) and (q := _call_question(f, call, registry, policy, semantic))}
+    asked = {
+        i: q for i, f in enumerate(findings)
+        if matters(f) and (q := _call_question(f, call, conversation, registry, policy, semantic))
+    }
     if not asked:
         return findings, []
     answers = yield list(asked.values())
@@ -496,11 +500,13 @@ def _settle(
     return kept, records
 
 
-def _call_question(f: Finding, call: ToolCall, registry: ToolRegistry, policy: Policy, semantic: Any) -> Question | None:
+def _call_question(
+    f: Finding, call: ToolCall, conversation: Conversation, registry: ToolRegistry, policy: Policy, semantic: Any
+) -> Question | None:
     bands = policy.checks.judge.bands
     if f.category is Category.UNGROUNDED_VALUE:
-        nearest = f.evidence.get("nearest")
-        score = nearest.get("score") if isinstance(nearest, dict) else None
+        # how near a miss it was: worked out here, for the judge only, not on every ungrounded value
+        score = nearest(f.value, conversation.grounding_index)["score"]
         threshold = policy.checks.grounding.min_fuzzy_score / 100
         if not isinstance(score, (int, float)) or score < threshold - bands.ungrounded_value:
             return None

@@ -45,19 +45,19 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from typing import Any, Protocol, runtime_checkable
 
 from guard.checks.arguments import conforms_to_format, excerpt, path_label
-from guard.checks.references import indefinite, unresolved
+from guard.checks.references import Reference, indefinite, unresolved
 from guard.checks.relevance import STOPWORDS, ToolScore, rank_tools, split_request, stem
 from guard.conversation import Conversation
 from guard.models import Finding
 from guard.normalise import normalise_text, numbers_in, parse_number, parse_temporal
 from guard.policy import Policy
-from guard.registry import ToolRegistry, ToolSpec, name_words
+from guard.registry import PerRegistry, ToolRegistry, ToolSpec, name_words
 from guard.taxonomy import Category
 
 NAME = "preflight"
@@ -122,7 +122,8 @@ def assess(
     said = [_read(m.content) for m in conversation.grounding_texts]
     user = [t for t, m in zip(said, conversation.grounding_texts) if m.role == "user"]
     latest = conversation.latest_request
-    known = _registry_words(registry)
+    vocabulary = _vocabulary(registry)
+    known = vocabulary.words
     found: dict[str, Found] = {}
     findings: list[Finding] = []
     needed = _needed(conversation, registry, semantic, best.name, config.min_relevance)
@@ -144,8 +145,8 @@ def assess(
         if name == best.name:
             found = values
     findings += _references(conversation, registry, needed, findings)
-    values = {normalise_text(str(v)) for v in [*(f.value for f in findings), *(f.span for f in found.values())] if v}
-    findings += _unmentioned_providers(conversation.latest_request, known, _parameter_words(registry), values | _members(registry))
+    read = {normalise_text(str(v)) for v in [*(f.value for f in findings), *(f.span for f in found.values())] if v}
+    findings += _unmentioned_providers(latest, known, vocabulary.parameters, read | vocabulary.members)
     args = {path.removeprefix("$."): f for path, f in found.items() if f.value is not None}
     return Preflight(best.name, best.score, ranking, args, findings)
 
@@ -160,20 +161,7 @@ _PROVIDER = re.compile(
 )
 
 
-def _members(registry: ToolRegistry) -> set[str]:
-    """Every enum member of every available tool, normalised: "on Spotify" picks a platform."""
-    return {
-        normalise_text(str(m)) for spec in registry if spec.enabled for slot in _slots(spec.parameters)
-        if slot.kind == "enum" for m in slot.schema["enum"]
-    }
-
-
-def _parameter_words(registry: ToolRegistry) -> frozenset[str]:
-    """Stems of every available tool's parameter names."""
-    return frozenset(c for spec in registry if spec.enabled for slot in _slots(spec.parameters) for c in slot.cues)
-
-
-def _unmentioned_providers(request: str, known: frozenset[str], params: frozenset[str], values: set[str]) -> list[Finding]:
+def _unmentioned_providers(request: str, known: frozenset[str], params: frozenset[str], values: frozenset[str]) -> list[Finding]:
     """A finding for each service the request names ("the best ask price on Kucoin") that no
     available tool's name or description mentions: embeddings score "Kucoin" close to any
     exchange's API, yet a tool for another exchange cannot serve it. A name that a parameter's
@@ -231,19 +219,8 @@ def _named_by_kind(
         if slot.path in reported:
             continue
         reported.add(slot.path)
-        out.append(
-            Finding(
-                category=Category.MISSING_ARGUMENT,
-                check=NAME,
-                message=f"the request names {path_label(slot.path)} only as {ref.text!r}, and the conversation "
-                "gives no value for it",
-                tool=spec.name,
-                path=slot.path,
-                rule="unresolved_reference",
-                value=ref.text,
-                evidence={"reference": ref.text, "noun": ref.noun},
-            )
-        )
+        why = f"the request names {path_label(slot.path)} only as {ref.text!r}, and the conversation gives no value for it"
+        out.append(_reference_finding(spec.name, slot.path, ref, why))
     return out
 
 
@@ -264,19 +241,21 @@ def _references(
         if (tool, path) in reported or (ref.possessive and path == "$"):
             continue
         reported.add((tool, path))
-        out.append(
-            Finding(
-                category=Category.MISSING_ARGUMENT,
-                check=NAME,
-                message=f"the request refers to {ref.text!r}, which the conversation never states",
-                tool=tool,
-                path=path,
-                rule="unresolved_reference",
-                value=ref.text,
-                evidence={"reference": ref.text, "noun": ref.noun},
-            )
-        )
+        out.append(_reference_finding(tool, path, ref, f"the request refers to {ref.text!r}, which the conversation never states"))
     return out
+
+
+def _reference_finding(tool: str, path: str, ref: Reference, message: str) -> Finding:
+    return Finding(
+        category=Category.MISSING_ARGUMENT,
+        check=NAME,
+        message=message,
+        tool=tool,
+        path=path,
+        rule="unresolved_reference",
+        value=ref.text,
+        evidence={"reference": ref.text, "noun": ref.noun},
+    )
 
 
 def _parameter_for(noun: str, spec: ToolSpec) -> str:
@@ -300,21 +279,35 @@ def _values(
     return found, findings
 
 
-@lru_cache(maxsize=64)
-def _registry_words_of(names: tuple[str, ...], descriptions: tuple[str, ...]) -> frozenset[str]:
-    words = " ".join([*map(name_words, names), *descriptions])
-    return frozenset(stem(w) for w in normalise_text(words).split())
+@dataclass(frozen=True)
+class _Vocabulary:
+    """What a registry's tools themselves say, read once per registry content.
+
+    ``words``: stems of every available tool's name, service and description, so that a name the
+    user writes that only names a tool's service ("the Met Museum") says which tool, not what to
+    ask it. The service is the ToolBench-style ``tool_name`` a tool belongs to ("metmuseum"), kept
+    both as words and written together, the way service names are ("Met Museum" is "metmuseum").
+    ``parameters``: stems of every parameter name. ``members``: every enum member, normalised
+    ("on Spotify" picks a platform)."""
+
+    words: frozenset[str]
+    parameters: frozenset[str]
+    members: frozenset[str]
 
 
-def _registry_words(registry: ToolRegistry) -> frozenset[str]:
-    """Stems of every available tool's name, service and description: a name the user writes that
-    only names a tool's service ("the Met Museum") says which tool, not what to ask it. The
-    service is the ToolBench-style ``tool_name`` a tool belongs to ("metmuseum"), kept both as
-    words and written together, the way service names are ("Met Museum" is "metmuseum")."""
+def _read_vocabulary(registry: ToolRegistry) -> _Vocabulary:
     specs = [s for s in registry if s.enabled]
-    services = tuple(str(s.metadata.get("tool_name") or "") for s in specs)
-    words = _registry_words_of(tuple(s.name for s in specs), tuple(f"{s.description or ''}" for s in specs))
-    return words | _registry_words_of(services, ()) | {_compact(t) for t in services if t}
+    services = [str(s.metadata.get("tool_name") or "") for s in specs]
+    text = " ".join([*(name_words(s.name) for s in specs), *(s.description or "" for s in specs), *map(name_words, services)])
+    slots = [slot for spec in specs for slot in _slots(spec.parameters)]
+    return _Vocabulary(
+        words=frozenset(stem(w) for w in normalise_text(text).split()) | {_compact(t) for t in services if t},
+        parameters=frozenset(c for slot in slots for c in slot.cues),
+        members=frozenset(normalise_text(str(m)) for slot in slots if slot.kind == "enum" for m in slot.schema["enum"]),
+    )
+
+
+_vocabulary = PerRegistry(_read_vocabulary)
 
 
 def _compact(name: str) -> str:
@@ -344,7 +337,7 @@ def _needed(
     parts = split_request(conversation.latest_request)
     if len(parts) < 2:
         return needed
-    ranker = semantic.rank_tools if isinstance(semantic, ToolRanker) else rank_tools
+    ranker = _ranker(semantic)
     for part in parts:
         top = next(iter(ranker(part, registry)), None)
         if top is not None and top.score >= floor:
@@ -362,7 +355,7 @@ def _missing_values(
     known: frozenset[str] = frozenset(),
 ) -> list[Finding]:
     """A finding per required value (or required group) with no evidence; values found are added
-    to ``found``. ``known``: the words of the tools themselves (``_registry_words``)."""
+    to ``found``. ``known``: the words of the tools themselves (``_Vocabulary.words``)."""
     judged = set(found) | {f.path for f in wrong}
     taken = {f.span for f in found.values()}
     given_groups = {s.group for s in slots if s.group and s.path in judged}
@@ -400,11 +393,16 @@ def _counts(slots: list[_Slot], path: str, slot: _Slot) -> bool:
 # --- relevance --------------------------------------------------------------------------------
 
 
+def _ranker(semantic: Any) -> Callable[[str, ToolRegistry], list[ToolScore]]:
+    """The embedding ranking when the semantic object offers one, else the lexical one."""
+    return semantic.rank_tools if isinstance(semantic, ToolRanker) else rank_tools
+
+
 def _rank(conversation: Conversation, registry: ToolRegistry, semantic: Any) -> list[ToolScore]:
     """Tools ranked for the latest request and, when the user spoke before, for everything the user
     said: each tool keeps its better score. "Pop music." answers an earlier question, and is about
     the tool the whole exchange is about."""
-    ranker = semantic.rank_tools if isinstance(semantic, ToolRanker) else rank_tools
+    ranker = _ranker(semantic)
     ranking = ranker(conversation.latest_request, registry)
     users = [m.content for m in conversation.messages if m.role == "user" and m.content]
     if len(users) < 2:

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import math
 import re
-import threading
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
 from guard.normalise import normalise_text
-from guard.registry import ToolRegistry, ToolSpec, name_words
+from guard.registry import PerRegistry, ToolRegistry, ToolSpec, name_words
 
 #: Words that say nothing about which tool is meant: grammar, politeness, and the vocabulary every
 #: tool description shares ("provides ... based on the specified details").
@@ -154,15 +153,7 @@ class _Index:
     postings: dict[str, tuple[tuple[int, float, float], ...]]
 
 
-_cache: dict[str, _Index] = {}
-_cache_lock = threading.Lock()
-
-
-def _index(registry: ToolRegistry) -> _Index:
-    key = registry.fingerprint + ":" + ",".join(registry.available_names)
-    hit = _cache.get(key)
-    if hit is not None:
-        return hit
+def _build_index(registry: ToolRegistry) -> _Index:
     profiles = [_profile(s) for s in registry if s.enabled]
     df = Counter(t for p in profiles for t in p.weights)
     n = len(profiles)
@@ -177,11 +168,10 @@ def _index(registry: ToolRegistry) -> _Index:
         core_mass=tuple(sum(p.weights[t] * idf[t] for t in p.core) or 1.0 for p in profiles),
         postings={t: tuple(v) for t, v in postings.items()},
     )
-    with _cache_lock:
-        if len(_cache) >= _CACHE_SIZE:
-            _cache.pop(next(iter(_cache)))
-        _cache[key] = index
     return index
+
+
+_index = PerRegistry(_build_index, _CACHE_SIZE)
 
 
 def rank_tools(request: str, registry: ToolRegistry) -> list[ToolScore]:

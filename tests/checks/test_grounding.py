@@ -93,7 +93,8 @@ def test_invented_value_is_flagged_with_its_path_and_what_was_searched():
     assert finding.path == "$.from_city" and finding.value == "Berlin"
     assert finding.message == "'from_city' = 'Berlin' appears nowhere in the conversation or earlier tool results"
     assert finding.evidence["searched"] == {"messages": 1, "tool_results": 0}
-    assert finding.evidence["nearest"]["score"] < 0.5  # "Berlin" is like nothing said: no near miss
+    assert grounding.nearest("Berlin", ctx.conversation.grounding_index)["score"] < 0.5  # no near miss
+    assert grounding.nearest("Rom", ctx.conversation.grounding_index) == {"score": 1.0, "span": "rom"}  # in "rome"
 
 
 def test_invented_value_deep_in_nested_arguments_is_flagged_at_its_path():

@@ -123,7 +123,7 @@ def test_a_value_far_from_anything_said_is_not_asked_about(travel_tools):
     model = RuleModel(rule=yes)
     decision = judged(travel_tools, model).check(flights("London"), [("user", USER)])
     (finding,) = decision.findings
-    assert finding.category is Category.UNGROUNDED_VALUE and finding.evidence["nearest"]["score"] < 0.75
+    assert finding.category is Category.UNGROUNDED_VALUE
     assert model.questions == [] and decision.judgements == []
     assert decision.action is Action.ASK_HUMAN
 
