@@ -227,6 +227,7 @@ def _finding(tool: str, path: str, before: Any, fault: str, candidates: list[Can
 # --- where candidates come from ---------------------------------------------------------------
 
 
+@lru_cache(maxsize=4096)
 def _words(name: str) -> frozenset[str]:
     """A name's words without trailing digits or plural s ('checksum1' -> 'checksum', 'users' -> 'user')."""
     out = set()
@@ -272,18 +273,25 @@ def _fields(data: Any) -> Iterator[tuple[str, str, Any, frozenset[str]]]:
         stack.extend(reversed(children))
 
 
-def _as_schema_type(value: Any, schema: dict[str, Any]) -> Any:
-    """The candidate in the type the schema asks for, when one obvious conversion gets it there."""
-    if _valid(schema, value):
+def _fitting(value: Any, schema: dict[str, Any], valid: Callable[[Any], bool]) -> Any:
+    """A usable candidate in the type the schema asks for, as it is or after one obvious
+    conversion; None when it is empty, a stand-in, or fits the schema in no such way. ``valid`` is
+    the schema's validator, fetched once per parameter: many fields may be tried."""
+    if value is None or value == "" or value == [] or value == {}:
+        return None
+    if isinstance(value, str) and (stand_in_rule(value, schema) or value.strip().casefold() in _STAND_IN_WORDS):
+        return None
+    if valid(value):
         return value
     types = _types(schema)
+    converted: Any = None
     if isinstance(value, (int, float)) and not isinstance(value, bool) and "string" in types:
-        return str(value)
-    if isinstance(value, str) and types & {"integer", "number"} and (n := parse_number(value)) is not None:
-        return n
-    if isinstance(value, str) and "boolean" in types and (b := parse_bool(value)) is not None:
-        return b
-    return value
+        converted = str(value)
+    elif isinstance(value, str) and types & {"integer", "number"}:
+        converted = parse_number(value)
+    elif isinstance(value, str) and "boolean" in types:
+        converted = parse_bool(value)
+    return converted if converted is not None and valid(converted) else None
 
 
 class _Sources:
@@ -302,11 +310,16 @@ class _Sources:
         return re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", self._said) is not None
 
     def candidates(self, param: str, schema: dict[str, Any], tool: str) -> list[Candidate]:
-        """The first tier of candidates that has any, one per distinct value."""
-        fields = list(self._result_fields(schema))
+        """The first tier of candidates that has any, one per distinct value. Without an embedder
+        only fields whose names match are read: a long result has thousands of others."""
         call_words = _words(tool)
-        named = [(c, t) for c, k, around in fields
-                 if (t := name_tier(k, param, around | c.evidence["_tool_words"], call_words)) is not None]
+
+        def tier(key: str, around: frozenset[str]) -> str | None:
+            return name_tier(key, param, around, call_words)
+
+        embedded = getattr(self.ctx.semantic, "embedder", None) is not None
+        fields = list(self._result_fields(schema, None if embedded else tier))
+        named = [(c, t) for c, k, around in fields if (t := tier(k, around | c.evidence["_tool_words"])) is not None]
         for tier in (EXACT, NEAR):
             found = _distinct([_matched(c, tier) for c, t in named if t == tier])
             if len(found) > 1 and (best := self._embedded(param, schema, found, strict=False)):
@@ -322,19 +335,26 @@ class _Sources:
 
     # -- tool results --------------------------------------------------------------------------
 
-    def _result_fields(self, schema: dict[str, Any]) -> Iterator[tuple[Candidate, str, frozenset[str]]]:
-        """Every field of every earlier successful tool result whose value fits the schema."""
+    def _result_fields(
+        self, schema: dict[str, Any], named: Callable[[str, frozenset[str]], str | None] | None
+    ) -> Iterator[tuple[Candidate, str, frozenset[str]]]:
+        """Every field of every earlier successful tool result whose value fits the schema; with
+        ``named``, only those it names a tier for (and then without the label an embedder reads)."""
+        valid = _validator(canonical_json(schema)).is_valid
         for i, msg in enumerate(self.ctx.conversation.messages):
             if msg.role != "tool" or msg.status == "error" or not isinstance(msg.data, (dict, list)):
                 continue
             tool_words = _words(msg.name or "")
             for path, key, value, around in _fields(msg.data):
-                value = _as_schema_type(value, schema)
-                if not _usable(value, schema):
+                if named is not None and named(key, around | tool_words) is None:
+                    continue
+                value = _fitting(value, schema, valid)
+                if value is None:
                     continue
                 evidence = {"source": "tool_result", "message_index": i, "tool_call_id": msg.tool_call_id,
                             "tool": msg.name, "field": path, "_tool_words": tool_words}
-                yield Candidate(value, evidence, label=name_words(path.replace("[", ".").replace("]", ""))), key, around
+                label = "" if named is not None else name_words(path.replace("[", ".").replace("]", ""))
+                yield Candidate(value, evidence, label=label), key, around
 
     def _embedded(self, param: str, schema: dict[str, Any], found: list[Candidate], strict: bool) -> Candidate | None:
         """The field an embedder ranks clearly first for the parameter's name and description
@@ -365,23 +385,16 @@ class _Sources:
         type (and in its date format, when it states one: "March 20 at 6:30 AM" for a
         ``%Y-%m-%d %H:%M:%S`` time; what cannot be written so is no candidate)."""
         dated = wants_date(schema)
+        valid = _validator(canonical_json(schema)).is_valid
         for i, msg in enumerate(self.ctx.conversation.messages):
             if msg.role != "user" or not msg.content:
                 continue
             for raw, span in extract(param, schema, msg.content, self.ctx.args):
                 if dated:
                     raw = as_schema_date(str(raw), schema, self.ctx.conversation.reference_time) if raw else None
-                value = _as_schema_type(raw, schema)
-                if _usable(value, schema):
+                value = _fitting(raw, schema, valid)
+                if value is not None:
                     yield Candidate(value, {"source": "user", "message_index": i, "span": span})
-
-
-def _usable(value: Any, schema: dict[str, Any]) -> bool:
-    if value is None or value == "" or value == [] or value == {}:
-        return False
-    if isinstance(value, str) and (stand_in_rule(value, schema) or value.strip().casefold() in _STAND_IN_WORDS):
-        return False
-    return _valid(schema, value)
 
 
 def _matched(c: Candidate, how: str | None = None) -> Candidate:
