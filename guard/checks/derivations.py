@@ -21,6 +21,7 @@ import calendar
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from datetime import date
 
 from dateutil.relativedelta import relativedelta
@@ -32,6 +33,7 @@ from guard.normalise import (
     parse_temporal,
     temporal_patterns,
 )
+from guard.registry import name_words
 
 #: The user and system messages, as written, with their index in the conversation.
 Said = list[tuple[int, str]]
@@ -59,6 +61,17 @@ class Context:
     description: str = ""
     today: date | None = None
 
+    @cached_property
+    def words(self) -> list[str]:
+        """The parameter name's words ("autoRemove": auto, remove)."""
+        return name_words(self.param).split()
+
+    @cached_property
+    def normalised(self) -> list[tuple[int, str]]:
+        """What was said, normalised (``guard.normalise``) and padded for whole-word searches:
+        read once per value, however many rules look."""
+        return [(index, f" {normalise_text(text)} ") for index, text in self.said]
+
 
 def derive(value: object, param: str, said: Said, *, description: str = "", today: date | None = None) -> Derivation | None:
     """The rule and words that derive ``value`` for parameter ``param`` (described by
@@ -75,9 +88,10 @@ def _month_number(value: object, ctx: Context) -> Derivation | None:
     if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 12 or "month" not in ctx.param.lower():
         return None
     for index, text in ctx.said:
-        for word in re.findall(r"[a-z]+", text.lower()):
-            if _MONTHS.get(word) == value:
-                return index, f"{word} -> month {value}"
+        for m in re.finditer(r"[a-z]+", text.lower()):
+            word = m[0]
+            if _MONTHS.get(word) == value and (word != "may" or re.match(r"\s+(?:\d|to\b|-)", text[m.end():])):
+                return index, f"{word} -> month {value}"  # "may" is a month only before a day, a year or a range
     return None
 
 
@@ -125,7 +139,7 @@ def _none_is_zero(value: object, ctx: Context) -> Derivation | None:
     """``costAdjustment: 0`` from "no cost adjustment": "no" before the parameter's own words."""
     if value != 0 or isinstance(value, bool):
         return None
-    words = [w for w in _param_words(ctx.param) if len(w) > 2]
+    words = [w for w in ctx.words if len(w) > 2]
     if not words:
         return None
     for index, text in ctx.said:
@@ -144,17 +158,20 @@ def _switch(value: object, ctx: Context) -> Derivation | None:
     parameter the user's words name (the answer to a switch they mentioned)."""
     if not isinstance(value, str) or value.strip().lower() not in _YES_NO:
         return None
-    words = [w for w in _param_words(ctx.param) if len(w) > 3]
+    words = [w for w in ctx.words if len(w) > 3]
+    negative = value.strip().lower() in _NO
     for index, text in ctx.said:
         lowered = text.lower()
         for word in words:
-            if hit := re.search(rf"\b{word[:5]}\w*", lowered):
-                return index, f"{hit[0]} -> {value}"
+            for hit in re.finditer(rf"\b{word[:5]}\w*", lowered):
+                if bool(_NEGATED.search(lowered[: hit.start()])) == negative:  # "do not remove" is a "no"
+                    return index, f"{hit[0]} -> {value}"
     return None
 
 
-def _param_words(param: str) -> list[str]:
-    return re.findall(r"[a-z]+", re.sub(r"(?<=[a-z])(?=[A-Z])", " ", param).lower())
+_NO = frozenset({"no", "false", "off", "disabled"})
+#: A negation within the three words before a switch's word.
+_NEGATED = re.compile(r"\b(?:no|not|never|don't|dont|do not|without)(?:\s+\S+){0,2}\s*$")
 
 
 def _coordinates(value: object, ctx: Context) -> Derivation | None:
@@ -162,7 +179,7 @@ def _coordinates(value: object, ctx: Context) -> Derivation | None:
     up, not invented. Which coordinates a place has is not judged here."""
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return None
-    if not _COORDINATE_NAMES & set(_param_words(ctx.param)):
+    if not _COORDINATE_NAMES & set(ctx.words):
         return None
     for index, text in ctx.said:
         for name in _CAPITALISED.finditer(text):
@@ -173,17 +190,12 @@ def _coordinates(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
-def _said_normalised(ctx: Context) -> list[tuple[int, str]]:
-    """What was said, normalised (``guard.normalise``) and padded for whole-word searches."""
-    return [(index, f" {normalise_text(text)} ") for index, text in ctx.said]
-
-
 def _said_phrase(phrase: str, ctx: Context) -> int | None:
     """The index of the first message that says ``phrase`` as whole words (normalised)."""
     words = normalise_text(phrase)
     if not words:
         return None
-    return next((index for index, text in _said_normalised(ctx) if f" {words} " in text), None)
+    return next((index for index, text in ctx.normalised if f" {words} " in text), None)
 
 
 # --- durations and ranges of dates ------------------------------------------------------------
@@ -243,7 +255,7 @@ def _duration(value: object, ctx: Context) -> Derivation | None:
     target = _counted_unit(ctx) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
     if compact is None and target is None:
         return None
-    for index, text in _said_normalised(ctx):
+    for index, text in ctx.normalised:
         for q in _quantities(text):
             if (
                 compact is not None and q.amount == int(compact[1]) and compact[2].lower() in _UNITS[q.unit][0]
@@ -254,7 +266,7 @@ def _duration(value: object, ctx: Context) -> Derivation | None:
 
 def _counted_unit(ctx: Context) -> str | None:
     """The calendar unit a numeric parameter counts in, from its name or description ("days")."""
-    for word in _param_words(ctx.param) + normalise_text(ctx.description).split():
+    for word in ctx.words + normalise_text(ctx.description).split():
         for unit, (codes, _, _) in _UNITS.items():
             if len(word) > 2 and word in codes:
                 return unit
@@ -274,7 +286,7 @@ def _relative_range(value: object, ctx: Context) -> Derivation | None:
     day = _date_value(value)
     if day is None or ctx.today is None:
         return None
-    for index, text in _said_normalised(ctx):
+    for index, text in ctx.normalised:
         for q in _quantities(text):
             if q.direction and q.unit in _STEPS and ctx.today + q.direction * q.amount * _STEPS[q.unit] == day:
                 return index, f"{q.surface} from {ctx.today.isoformat()} -> {day.isoformat()}"
@@ -316,7 +328,7 @@ def _month_day(value: object, ctx: Context) -> Derivation | None:
     names = "|".join(name for name, number in _MONTHS.items() if number == month)
     said_day = rf"0?{day}(?: (?:st|nd|rd|th))?"
     pattern = re.compile(rf" (?:(?:{names}) (?:the )?{said_day}|{said_day} (?:of )?(?:{names})) ")
-    for index, text in _said_normalised(ctx):
+    for index, text in ctx.normalised:
         if found := pattern.search(text):
             return index, f"{found[0].strip()} -> {value}"
     return None
@@ -331,7 +343,7 @@ def _stated_today(value: object, ctx: Context) -> Derivation | None:
     against the date the user gave as today, when it is not the conversation's own date."""
     if not isinstance(value, str):
         return None
-    said = " \n ".join(text for _, text in _said_normalised(ctx))
+    said = " \n ".join(text for _, text in ctx.normalised)
     for index, text in ctx.said:
         for m in _TODAY_IS.finditer(text):
             anchor = _date_value(m[1])
@@ -353,7 +365,7 @@ def _weekday_after_date(value: object, ctx: Context) -> Derivation | None:
             start = _date_value(m[1])
             if start is None or not 1 <= (day - start).days <= 6:
                 continue
-            for later, words in _said_normalised(ctx):
+            for later, words in ctx.normalised:
                 if later >= index and f" {weekday} " in words:
                     return later, f"{weekday} after {m[1]} -> {day.isoformat()}"
     return None
@@ -421,9 +433,9 @@ _STANDARD_RATE = re.compile(r" (?:normal|standard|regular|default|usual|original
 
 def _standard_rate(value: object, ctx: Context) -> Derivation | None:
     """``speechRate: 1.0`` from "at a standard rate": a speed multiplier at its normal value."""
-    if isinstance(value, bool) or value != 1 or not _RATE_PARAMS & set(_param_words(ctx.param)):
+    if isinstance(value, bool) or value != 1 or not _RATE_PARAMS & set(ctx.words):
         return None
-    for index, text in _said_normalised(ctx):
+    for index, text in ctx.normalised:
         if found := _STANDARD_RATE.search(text):
             return index, f"{found[0].strip()} -> {value}"
     return None
@@ -436,7 +448,7 @@ def _bracket(value: object, ctx: Context) -> Derivation | None:
     """``age_range: "25-30"`` from "a 26-year-old": the bracket that holds a number the user
     gave, for a parameter that takes a range."""
     m = _RANGE.match(value) if isinstance(value, str) else None
-    if m is None or "range" not in _param_words(ctx.param) or int(m[1]) >= int(m[2]):
+    if m is None or "range" not in ctx.words or int(m[1]) >= int(m[2]):
         return None
     low, high = int(m[1]), int(m[2])
     for index, text in ctx.said:
@@ -459,12 +471,12 @@ _GENDERS = {"male": _MALE, "man": _MALE, "m": _MALE, "female": _FEMALE, "woman":
 
 def _gender(value: object, ctx: Context) -> Derivation | None:
     """``gender: "male"`` from "my grandfather ... he": the gender the user's words give a person."""
-    if not isinstance(value, str) or not {"gender", "sex"} & set(_param_words(ctx.param)):
+    if not isinstance(value, str) or not {"gender", "sex"} & set(ctx.words):
         return None
     words = _GENDERS.get(value.strip().casefold())
     if words is None:
         return None
-    for index, text in _said_normalised(ctx):
+    for index, text in ctx.normalised:
         if found := words & set(text.split()):
             return index, f"{min(found)} -> {value}"
     return None
@@ -528,7 +540,7 @@ def _country(value: object, ctx: Context) -> Derivation | None:
     if not isinstance(value, str):
         return None
     forms = _COUNTRY_OF.get(normalise_text(value))
-    if forms is None or (_is_code(value) and not value.isupper() and not _CODE_PARAMS & set(_param_words(ctx.param))):
+    if forms is None or (_is_code(value) and not value.isupper() and not _CODE_PARAMS & set(ctx.words)):
         return None  # "in", "it", "no" are words before they are codes
     if (said := _country_said(forms, ctx)) is None:
         return None
@@ -578,7 +590,7 @@ def _colour_hex(value: object, ctx: Context) -> Derivation | None:
     for name, codes in _COLOURS.items():
         if code not in codes:
             continue
-        for index, text in _said_normalised(ctx):
+        for index, text in ctx.normalised:
             if _names_colour(text.split(), name):
                 return index, f"{name} -> {value}"
     return None

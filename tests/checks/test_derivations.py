@@ -153,3 +153,16 @@ def test_a_weekday_follows_a_date_the_user_stated() -> None:
 def test_a_default_the_description_states_is_the_schemas_choice() -> None:
     assert derive(1.0, "rate", [], description="Playback rate; the default is 1.0.") == (None, "the description's default 1.0")
     assert derive(2.0, "rate", [], description="Playback rate; the default is 1.0.") is None
+
+
+def test_a_switch_answer_follows_the_polarity_of_the_words() -> None:
+    said = [(0, "Run a full scan and automatically remove any threats.")]
+    assert derive("no", "autoRemove", said) is None  # they asked for removal: "no" is not theirs
+    declined = [(0, "Run a full scan but do not remove anything.")]
+    assert derive("no", "autoRemove", declined) == (0, "remove -> no")
+    assert derive("yes", "autoRemove", declined) is None
+
+
+def test_may_is_a_month_only_where_a_date_follows() -> None:
+    assert derive(5, "startMonth", [(0, "You may pick any span")]) is None
+    assert derive(5, "startMonth", [(0, "From May to August")])[1] == "may -> month 5"
