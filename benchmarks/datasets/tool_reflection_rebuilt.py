@@ -163,9 +163,11 @@ def _refused(declared: Any, value: Any) -> bool:
 
 
 def _completed(result: Any) -> bool:
-    """Whether a provenance completion changed the call (a repair of kind ``from_provenance``)."""
-    return result.action == "repair" and any(f.get("rule") != "several_candidates" and f.get("evidence", {}).get("fault")
-                                             and f.get("evidence", {}).get("source") for f in result.findings)
+    """Whether a provenance completion changed the call: a repair whose finding names the fault it
+    completed and the source of the value (a list of several candidates names no source)."""
+    return result.action == "repair" and any(
+        f.get("evidence", {}).get("fault") and f.get("evidence", {}).get("source") for f in result.findings
+    )
 
 
 def paper_metrics(results: list[Any]) -> dict[str, float]:

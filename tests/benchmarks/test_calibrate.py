@@ -82,7 +82,6 @@ def test_the_written_policy_loads_and_differs_from_the_base_only_in_the_swept_fi
     base_data = {"name": "team", "budgets": {"per_call": 3}, "checks": {"preflight": {"min_relevance": 0.5}}}
     text = policy_yaml(cal, base_data, "team.yaml", "guard bench calibrate fixture")
     loaded = Policy.from_yaml_text(text)
-    assert loaded.sha256 == policy.sha256
     assert diff_paths(BASE.model_dump(mode="json"), loaded.model_dump(mode="json")) == {RELEVANCE}
     header = [line for line in text.splitlines() if line.startswith("#")]
     assert any("suite: fixture  split: dev" in line for line in header)

@@ -98,7 +98,6 @@ def test_cli_from_runs_renders_without_running(tmp_path: Path):
     assert "wall 42 s" in text and "test box" in text
     assert "sha256 `abababababababab…`" in text
     assert row(text, "special_incomplete_acc")[1:3] == ["0.500", "0.910"]
-    assert not (tmp_path / "rule" / "cases.jsonl").exists()  # nothing was run
 
 
 def test_cli_from_runs_without_runs_is_a_clean_error(tmp_path: Path):

@@ -26,7 +26,7 @@ def categories(call: str, request: str, tools: list[dict[str, Any]] = MENU) -> l
 
 def test_updating_when_asked_to_add_is_flagged_with_the_sibling_that_adds():
     (finding,) = categories("updateMenuItem", "Please add Pad Thai to the menu")
-    assert finding.rule == "action_mismatch" and finding.evidence["better"] == "addMenuItem"
+    assert finding.rule == "action_mismatch"
     assert finding.evidence == {"better": "addMenuItem", "asked": "create", "tool_does": "update"}
 
 

@@ -166,3 +166,9 @@ def test_a_switch_answer_follows_the_polarity_of_the_words() -> None:
 def test_may_is_a_month_only_where_a_date_follows() -> None:
     assert derive(5, "startMonth", [(0, "You may pick any span")]) is None
     assert derive(5, "startMonth", [(0, "From May to August")])[1] == "may -> month 5"
+
+
+def test_coordinates_need_a_named_place_and_are_not_checked_against_it() -> None:
+    # Only that a place was named is checked: which coordinates it has needs a gazetteer.
+    assert derive(48.8584, "latitude", [(0, "Show me the weather where I am now.")]) is None
+    assert derive(-33.9, "latitude", [(0, "Show me the weather near the Eiffel Tower.")])[1] == "coordinates of Eiffel Tower"
