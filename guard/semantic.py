@@ -550,7 +550,11 @@ class SemanticGuard:
 
     def match(self, value: str, param: str, description: str, conversation: Conversation) -> GroundingMatch | None:
         """Where a value with no lexical support was said in other words, or None."""
-        sources = self._sources(conversation)
+        return self._match(value, param, description, self._sources(conversation))
+
+    def _match(
+        self, value: str, param: str, description: str, sources: list[tuple[int, str, str]]
+    ) -> GroundingMatch | None:
         if not sources:
             return None
         names = _code_names(value, param, description) if self.code_table else []
@@ -604,7 +608,7 @@ class SemanticGuard:
         todo = [v for v, _, _ in items if sources and self._embeddable(v, sources)]
         if len(todo) > 1:
             self.embedder.encode(list(dict.fromkeys(todo)))  # cached for the calls below
-        return [self.match(v, p, d, conversation) for v, p, d in items]
+        return [self._match(v, p, d, sources) for v, p, d in items]  # the sources read once
 
     def _embeddable(self, value: str, sources: list[tuple[int, str, str]]) -> bool:
         """Whether embeddings may judge a value: words (not numbers, dates, codes or identifiers),
@@ -676,12 +680,7 @@ class SemanticGuard:
             return lexical
         parts = split_request(request)
         texts = [request] + (parts if len(parts) > 1 else [])
-        sims = _cosines(self.embedder.encode([_request_text(t) for t in texts]), tools.vectors)  # (texts, tools)
-        semantic = np.clip((sims - self.relevance_floor) / (self.relevance_ceiling - self.relevance_floor), 0.0, 1.0)
-        lex_rows = [lexical] + ([lexical_rank(p, registry) for p in parts] if len(parts) > 1 else [])
-        lex = np.array([[{s.name: s.score for s in row}.get(n, 0.0) for n in tools.names] for row in lex_rows])
-        w = self.semantic_weight
-        blended = w * semantic + (1 - w) * lex
+        blended = _blended_rows(self, texts, registry, tools)  # (texts, tools)
         score = blended.max(axis=0)
         if self.min_part_relevance is not None and len(texts) > 1:
             worst = float(blended[1:].max(axis=1).min())

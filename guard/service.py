@@ -59,6 +59,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from guard.budgets import GuardState
+from guard.checks.judge import judge_for
 from guard.conversation import Conversation
 from guard.engine import Guard
 from guard.escalation import Answer, payload
@@ -216,7 +217,7 @@ class _Service:
     def __init__(self, policy: Policy, store: StateStore, telemetry: Telemetry, clock: Clock, retry_ttl: float) -> None:
         self.policy, self.telemetry, self.clock, self.retry_ttl = policy, telemetry, clock, retry_ttl
         #: The optional LLM judge (``checks.judge``), one for every request: its cap and cache span them.
-        self.judge = Guard((), policy).judge
+        self.judge = judge_for(None, policy)
         if isinstance(store, ResilientStore):
             store = ResilientStore(store.inner, store.mode, on_error=_chain(store.on_error, self._backend_error))
         else:  # a bare store (a RedisStore passed in): fail closed rather than answer 500
