@@ -8,9 +8,11 @@ traces can be scored the same way as the public datasets.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
+from collections.abc import Iterable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Split = Literal["dev", "test"]
 
@@ -18,9 +20,11 @@ Split = Literal["dev", "test"]
 DEV_PERCENT = 30
 
 
-def split_of(case_id: str) -> Split:
-    """The fixed split of a case, by a hash of its id: never by position, so it survives reordering."""
-    bucket = int(hashlib.sha256(case_id.encode("utf-8")).hexdigest()[:8], 16) % 100
+def split_of(family: str) -> Split:
+    """The fixed split of a case family, by a hash of its key (``Case.family``): never by position,
+    so it survives reordering, and never by case id, so every variant of one source lands on the
+    same side (a variant in test whose sibling is in dev measures memory, not generalisation)."""
+    bucket = int(hashlib.sha256(family.encode("utf-8")).hexdigest()[:8], 16) % 100
     return "dev" if bucket < DEV_PERCENT else "test"
 
 
@@ -61,11 +65,18 @@ class ToolError(BaseModel):
 
 
 class Case(BaseModel):
-    """One replayable case."""
+    """One replayable case.
+
+    ``family`` names the source the case derives from (a Fail-TaLMs original query, an ACEBench
+    question, an API-Bank dialogue...); the split hashes it, so all of a source's variants share a
+    side. Loaders set it (``benchmarks.families.assign`` also joins cases whose user turns say the
+    same words); left empty it is the case id.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     id: str
+    family: str = ""
     suite: str
     subset: str
     messages: list[dict[str, Any]] = Field(default_factory=list)
@@ -78,11 +89,29 @@ class Case(BaseModel):
     tool_errors: list[ToolError] = Field(default_factory=list)
     meta: dict[str, Any] = Field(default_factory=dict)
 
+    @model_validator(mode="after")
+    def _family_defaults_to_id(self) -> Case:
+        if not self.family:
+            self.family = self.id
+        return self
+
     @property
     def split(self) -> Split:
-        return split_of(self.id)
+        return split_of(self.family)
 
     @property
     def uses_preflight(self) -> bool:
         """A case with no proposed call is judged before any call, by the preflight."""
         return not self.calls
+
+
+class Loaded(list[Case]):
+    """A loader's cases and what it could not read: ``skipped`` counts unreadable records by reason
+    (a loader skips a record it cannot parse and goes on; it never stops)."""
+
+    def __init__(self, cases: Iterable[Case] = (), skipped: Counter[str] | dict[str, int] | None = None) -> None:
+        super().__init__(cases)
+        self.skipped: Counter[str] = Counter(skipped or {})
+
+    def total_skipped(self) -> int:
+        return sum(self.skipped.values())

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from benchmarks import labels
-from benchmarks.cases import Case, Expected
+from benchmarks import families, labels
+from benchmarks.cases import Case, Expected, Loaded
+from benchmarks.datasets import read_jsonl, skipping
 from benchmarks.metrics import ratio
 from benchmarks.suites import PaperFigure
 from guard.taxonomy import SCHEMA_CATEGORIES
@@ -50,11 +52,6 @@ def _root(data_dir: Path) -> Path:
 
 def available(data_dir: Path) -> bool:
     return (_root(data_dir) / "data_special_incomplete.json").is_file()
-
-
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    with path.open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
 
 
 def parse_question(question: str) -> list[dict[str, str]]:
@@ -107,29 +104,41 @@ def _expected(subset: str, truth: Any) -> Expected:
     return Expected(label=labels.NO_SUITABLE_TOOL)
 
 
-def load(data_dir: Path) -> list[Case]:
+def load(data_dir: Path) -> Loaded:
+    """Every case; a record that cannot be read is skipped and counted (``Loaded.skipped``). A case's
+    family is its question text, normalised: ACEBench repeats questions across its sets (7 of the
+    50 irrelevant questions are normal questions word for word)."""
     root = _root(data_dir)
     cases: list[Case] = []
+    skipped: Counter[str] = Counter()
     for path in sorted(root.glob("data_*.json")):
         subset = path.stem.removeprefix("data_")
         if subset.startswith("agent_"):
             continue  # multi-step tasks against a simulated environment: not a guard replay
-        answers = {a["id"]: a["ground_truth"] for a in _jsonl(root / "possible_answer" / path.name)} if (
-            root / "possible_answer" / path.name).is_file() else {}
-        for record in _jsonl(path):
-            messages = _context(record) + parse_question(record["question"])
-            truth = answers.get(record["id"])
-            if subset in SPECIAL:
-                case = Case(id=record["id"], suite=NAME, subset=subset, messages=messages, tools=record["function"],
-                            expected=_expected(subset, truth))
-            else:
-                if truth is None:
-                    continue
-                calls = gold_calls(truth, {t.get("name") for t in record["function"]})
-                case = Case(id=record["id"], suite=NAME, subset="normal", messages=messages, tools=record["function"],
-                            calls=calls, gold_calls=calls, meta={"file": subset})
-            cases.append(case)
-    return cases
+        answers: dict[str, Any] = {}
+        if (root / "possible_answer" / path.name).is_file():
+            for a in read_jsonl(root / "possible_answer" / path.name, skipped):
+                with skipping(skipped, f"possible_answer/{path.name}"):
+                    answers[a["id"]] = a["ground_truth"]
+        for record in read_jsonl(path, skipped):
+            with skipping(skipped, path.name):
+                if case := _record_case(subset, record, answers.get(record["id"])):
+                    cases.append(case)
+    families.assign(cases)
+    return Loaded(cases, skipped)
+
+
+def _record_case(subset: str, record: dict[str, Any], truth: Any) -> Case | None:
+    messages = _context(record) + parse_question(record["question"])
+    family = families.text_key(record["question"])
+    if subset in SPECIAL:
+        return Case(id=record["id"], family=family, suite=NAME, subset=subset, messages=messages, tools=record["function"],
+                    expected=_expected(subset, truth))
+    if truth is None:
+        return None
+    calls = gold_calls(truth, {t.get("name") for t in record["function"]})
+    return Case(id=record["id"], family=family, suite=NAME, subset="normal", messages=messages, tools=record["function"],
+                calls=calls, gold_calls=calls, meta={"file": subset})
 
 
 def render(result: Any) -> str:

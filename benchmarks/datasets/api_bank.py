@@ -27,7 +27,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from benchmarks.cases import Case
+from benchmarks import families
+from benchmarks.cases import Case, Loaded
+from benchmarks.datasets import read_jsonl, skipping
 from guard.registry import ToolSpec, name_words
 
 LEVEL1 = Path("api-bank") / "test-data" / "level-1-api.json"
@@ -44,14 +46,39 @@ _QUOTED_LIST = re.compile(r"'(\[.*?\])'(?=\s*[,)])")
 # --- records and dialogues --------------------------------------------------------------------
 
 
-def read_records(path: Path) -> list[dict[str, Any]]:
-    """The level-1 test records: a JSON array, or JSON Lines as the datasets README describes."""
+def read_records(path: Path, skipped: Counter[str] | None = None) -> list[dict[str, Any]]:
+    """The level-1 test records: a JSON array, or JSON Lines as the datasets README describes (a
+    line that is no JSON is skipped and counted in ``skipped``)."""
     text = path.read_text(encoding="utf-8")
     try:
         data = json.loads(text)
     except ValueError:
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
+        return read_jsonl(path, skipped if skipped is not None else Counter())
     return data if isinstance(data, list) else [data]
+
+
+_RECORD_FIELDS = ("file", "instruction", "input", "expected_output")
+
+
+def test_records(path: Path, skipped: Counter[str]) -> list[dict[str, Any]]:
+    """The level-1 test records that can be read: an object with the string fields every suite
+    reads and API descriptions that parse; any other record is skipped and counted in ``skipped``."""
+    out = []
+    for record in read_records(path, skipped):
+        with skipping(skipped, path.name):
+            if not isinstance(record, dict) or not all(isinstance(record.get(k), str) for k in _RECORD_FIELDS):
+                raise ValueError(f"a level-1 record needs the string fields {', '.join(_RECORD_FIELDS)}")
+            if not all(isinstance(a.get("name"), str) for a in api_descriptions(record["instruction"])):
+                raise ValueError("an API description without a name")
+            out.append(record)
+    return out
+
+
+def family_of(dialogue_file: str) -> str:
+    """The family of every case made from one recorded dialogue (``AddAgenda-level-1-1.jsonl``):
+    the level-1 test records of a dialogue and the suites rebuilt on it share it, so a dialogue is
+    on one side of the split in every suite."""
+    return f"api-bank:{Path(dialogue_file).stem}"
 
 
 def read_turns(path: Path) -> list[dict[str, Any]]:
@@ -340,13 +367,20 @@ def replace_value(messages: list[dict[str, Any]], value: Any, words: str) -> lis
 
 @dataclass
 class Built:
-    """The cases a rebuild made, and what it could not build, by reason (ids)."""
+    """The cases a rebuild made, what it could not build, by reason (ids), and the records it could
+    not read at all (``unreadable``: reason -> count, the ``skipped_records`` of a run)."""
 
     cases: list[Case] = field(default_factory=list)
     skipped: dict[str, list[str]] = field(default_factory=dict)
+    unreadable: Counter[str] = field(default_factory=Counter)
 
     def skip(self, reason: str, case_id: str) -> None:
         self.skipped.setdefault(reason, []).append(case_id)
+
+    def loaded(self) -> Loaded:
+        """The cases, joined into families (``benchmarks.families.assign``), with the unreadable count."""
+        families.assign(self.cases)
+        return Loaded(self.cases, self.unreadable)
 
 
 def dialogues_available(data_dir: Path) -> bool:
@@ -354,10 +388,11 @@ def dialogues_available(data_dir: Path) -> bool:
     return (Path(data_dir) / LEVEL1).is_file() and (Path(data_dir) / DIALOGUES).is_dir()
 
 
-def dialogues(data_dir: Path) -> tuple[ApiPool, Iterator[tuple[Path, list[dict[str, str]]]]]:
+def dialogues(data_dir: Path, skipped: Counter[str]) -> tuple[ApiPool, Iterator[tuple[Path, list[dict[str, str]]]]]:
     """The API pool, and each recorded dialogue file with the context messages (the API
-    descriptions its test record gives), for the suites rebuilt on API-Bank's dialogues."""
-    records = read_records(Path(data_dir) / LEVEL1)
+    descriptions its test record gives), for the suites rebuilt on API-Bank's dialogues. A test
+    record that cannot be read is left out of both and counted in ``skipped``."""
+    records = test_records(Path(data_dir) / LEVEL1, skipped)
     context = {Path(r["file"]).stem: context_messages(r["instruction"]) for r in records}
     paths = sorted((Path(data_dir) / DIALOGUES).glob("*.jsonl"))
     return ApiPool.from_records(records), ((p, context.get(p.stem, [])) for p in paths)

@@ -34,8 +34,9 @@ guard stops the call (``flagged``); a repaired call runs, so it counts as "yes".
 Beyond the paper: records whose expected request does not fit its own API description (an
 argument the API lacks, a described one left out: 16 records) are left out, as the paper kept only
 tool-callable dialogues; API-Bank writes every value as a string, so requests are cast to the
-described types. A variant and its original can fall into different splits (splits hash the case
-id), and the balanced sets are approximated by all originals of a split plus its variants.
+described types. A variant, its original and every record of the same dialogue share a family, so
+one side of the split (``benchmarks.families``); the balanced sets are approximated by all originals
+of a split plus its variants.
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import labels
-from benchmarks.cases import Case, Expected, Human
-from benchmarks.datasets import api_bank
+from benchmarks.cases import Case, Expected, Human, Loaded
+from benchmarks.datasets import api_bank, skipping
 from benchmarks.metrics import binary, ratio
 from benchmarks.suites import PaperFigure
 
@@ -71,16 +72,19 @@ def available(data_dir: Path) -> bool:
     return (Path(data_dir) / api_bank.LEVEL1).is_file()
 
 
-def load(data_dir: Path) -> list[Case]:
-    return build(data_dir).cases
+def load(data_dir: Path) -> Loaded:
+    return build(data_dir).loaded()
 
 
 def build(data_dir: Path) -> api_bank.Built:
-    records = api_bank.read_records(Path(data_dir) / api_bank.LEVEL1)
-    pool = api_bank.ApiPool.from_records(records)
+    """Every case; a record that cannot be read is skipped and counted (``Built.unreadable``). A
+    record's cases are one family with every record of the same dialogue (``api_bank.family_of``)."""
     built = api_bank.Built()
+    records = api_bank.test_records(Path(data_dir) / api_bank.LEVEL1, built.unreadable)
+    pool = api_bank.ApiPool.from_records(records)
     for record in records:
-        _add_record(built, record, pool)
+        with skipping(built.unreadable, api_bank.LEVEL1.name):
+            _add_record(built, record, pool)
     return built
 
 
@@ -105,20 +109,21 @@ def _add_record(built: api_bank.Built, record: dict[str, Any], pool: api_bank.Ap
     call = {"name": api["name"], "args": api_bank.typed_args(request["args"], api), "id": CALL_ID}
     messages = api_bank.context_messages(record["instruction"]) + api_bank.parse_dialogue(record["input"])
     meta = {"file": record["file"], "record": record["id"]}
-    built.cases.append(Case(id=rid, suite=NAME, subset=ORIGINAL, messages=messages, tools=tools, calls=[call],
+    family = api_bank.family_of(record["file"])
+    built.cases.append(Case(id=rid, family=family, suite=NAME, subset=ORIGINAL, messages=messages, tools=tools, calls=[call],
                             gold_calls=[call], meta=meta))
     if (stand_in := replacement(api, tools, pool)) is None:
         built.skip("no replacement API", rid)
     else:
         swapped = [stand_in if t is api else t for t in tools]
-        built.cases.append(Case(id=f"{rid}/replace", suite=NAME, subset=REPLACEMENT, messages=messages, tools=swapped,
+        built.cases.append(Case(id=f"{rid}/replace", family=family, suite=NAME, subset=REPLACEMENT, messages=messages, tools=swapped,
                                 calls=[call], expected=Expected(label=labels.NO_SUITABLE_TOOL, tool=api["name"]),
                                 meta={**meta, "original": rid, "replaced_by": stand_in["name"]}))
     if (removed := removal(messages, call["args"])) is None:
         built.skip("no removable value (said by the user alone, not in their only turn)", rid)
     else:
         kept, values = removed
-        built.cases.append(Case(id=f"{rid}/remove", suite=NAME, subset=REMOVAL, messages=kept, tools=tools,
+        built.cases.append(Case(id=f"{rid}/remove", family=family, suite=NAME, subset=REMOVAL, messages=kept, tools=tools,
                                 calls=[call], gold_calls=[call],
                                 expected=Expected(label=labels.MISSING_INFO, tool=api["name"], params=list(values),
                                                   values=list(values.values())),

@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import ast
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from benchmarks import labels
-from benchmarks.cases import Case, Expected, Human
+from benchmarks import families, labels
+from benchmarks.cases import Case, Expected, Human, Loaded
+from benchmarks.datasets import read_jsonl, skipping
 from benchmarks.metrics import ratio
 from benchmarks.suites import PaperFigure
 
@@ -85,14 +86,13 @@ def available(data_dir: Path) -> bool:
     return any(_data_file(_root(data_dir), c).is_file() for c in CATEGORIES)
 
 
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    with path.open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
-
-
-def _answers(root: Path, category: str) -> dict[str, Any]:
+def _answers(root: Path, category: str, skipped: Counter[str]) -> dict[str, Any]:
     path = root / "possible_answer" / _data_file(root, category).name
-    return {a["id"]: a["ground_truth"] for a in _jsonl(path)} if path.is_file() else {}
+    answers: dict[str, Any] = {}
+    for a in read_jsonl(path, skipped) if path.is_file() else []:
+        with skipping(skipped, f"possible_answer/{path.name}"):
+            answers[a["id"]] = a["ground_truth"]
+    return answers
 
 
 # --- single-turn gold calls --------------------------------------------------------------------
@@ -134,8 +134,8 @@ def _messages(question: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
 
 
 def _single_turn(category: str, record: dict[str, Any], truth: Any) -> Case | None:
-    case = Case(id=record["id"], suite=NAME, subset=category, messages=_messages(record["question"]),
-                tools=record["function"])
+    case = Case(id=record["id"], family=f"{NAME}:{record['id']}", suite=NAME, subset=category,
+                messages=_messages(record["question"]), tools=record["function"])
     if category in (IRRELEVANCE, LIVE_IRRELEVANCE):
         case.expected = Expected(label=labels.NO_SUITABLE_TOOL)
         return case
@@ -172,7 +172,7 @@ def _class_docs(classes: list[str], folder: Path) -> list[dict[str, Any]] | None
         path = folder / FUNC_DOCS.get(cls, f"{cls}.json")
         if not path.is_file():
             return None
-        docs += _jsonl(path)
+        docs += read_jsonl(path, Counter())  # a doc line that is no JSON: that function is not offered
     return docs
 
 
@@ -249,26 +249,31 @@ def _multi_turn(category: str, record: dict[str, Any], truth: list[list[str]], d
             continue  # a gold call that is not a literal Python call cannot be replayed
         not_yet = {n for t, names in held.items() if t > turn for n in names}
         tools = [d for d in docs if d["name"] not in excluded | not_yet]
-        cases.append(Case(id=f"{record['id']}/turn_{turn}", suite=NAME, subset=category, messages=messages,
+        cases.append(Case(id=f"{record['id']}/turn_{turn}", family=f"{NAME}:{record['id']}", suite=NAME, subset=category, messages=messages,
                           tools=tools, expected=expected, human=human, meta={"record": record["id"], "turn": turn, **meta}))
     return cases
 
 
-def load(data_dir: Path) -> list[Case]:
+def load(data_dir: Path) -> Loaded:
+    """Every case; a record that cannot be read is skipped and counted. A record's cases (the turns
+    of a multi-turn record) are one family, joined with every record that asks the same question."""
     root = _root(data_dir)
     cases: list[Case] = []
+    skipped: Counter[str] = Counter()
     for category in CATEGORIES:
         path = _data_file(root, category)
         if not path.is_file():
             continue
-        answers = _answers(root, category)
-        for record in _jsonl(path):
-            truth = answers.get(record["id"])
-            if category in (MISS_PARAM, MISS_FUNC):
-                cases += _multi_turn(category, record, truth or [], root / "multi_turn_func_doc")
-            elif case := _single_turn(category, record, truth):
-                cases.append(case)
-    return cases
+        answers = _answers(root, category, skipped)
+        for record in read_jsonl(path, skipped):
+            with skipping(skipped, path.name):
+                truth = answers.get(record["id"])
+                if category in (MISS_PARAM, MISS_FUNC):
+                    cases += _multi_turn(category, record, truth or [], root / "multi_turn_func_doc")
+                elif case := _single_turn(category, record, truth):
+                    cases.append(case)
+    families.assign(cases)
+    return Loaded(cases, skipped)
 
 
 def paper_metrics(results: list[Any]) -> dict[str, float]:

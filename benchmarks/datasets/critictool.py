@@ -70,6 +70,7 @@ import ast
 import json
 import random
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
@@ -79,10 +80,9 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from rapidfuzz import fuzz
 
-from benchmarks import labels
-from benchmarks.datasets import value_kind
-from benchmarks.cases import Case, Expected, Human, ToolError
-from benchmarks.datasets import acebench, api_bank
+from benchmarks import families, labels
+from benchmarks.cases import Case, Expected, Human, Loaded, ToolError
+from benchmarks.datasets import acebench, api_bank, skipping, value_kind
 from benchmarks.metrics import ratio
 from benchmarks.suites import PaperFigure
 from guard.normalise import normalise_text
@@ -140,8 +140,15 @@ def available(data_dir: Path) -> bool:
             or (Path(data_dir) / api_bank.LEVEL1).is_file())
 
 
-def load(data_dir: Path) -> list[Case]:
-    return _published(data_dir) + _rebuilt(data_dir)
+def load(data_dir: Path) -> Loaded:
+    """The published cases and the rebuilt ones; a record that cannot be read (here, or in the
+    ACEBench and API-Bank files the rebuild reads) is skipped and counted. A rebuilt case's family
+    is its gold call's source (the ACEBench question's family, the API-Bank dialogue), so a source
+    is on the same side of the split here as in its own suite; a published case's is its record."""
+    skipped: Counter[str] = Counter()
+    cases = _published(data_dir, skipped) + _rebuilt(data_dir, skipped)
+    families.assign(cases)
+    return Loaded(cases, skipped)
 
 
 # -- the published format ----------------------------------------------------------------------
@@ -231,16 +238,18 @@ def external_kind(response: str) -> str:
     return next((kind for kind, words in _EXTERNAL_WORDS if words.search(response)), "server_error")
 
 
-def _published(data_dir: Path) -> list[Case]:
+def _published(data_dir: Path, skipped: Counter[str]) -> list[Case]:
     root = _published_root(data_dir)
     cases = []
     for path in sorted(root.rglob("*.json")):
         stem = path.relative_to(root).with_suffix("").as_posix()
-        with path.open(encoding="utf-8") as fh:
-            records = json.load(fh)
+        records: dict[str, Any] = {}
+        with skipping(skipped, path.name), path.open(encoding="utf-8") as fh:
+            records = dict(json.load(fh))
         for key, record in records.items():
-            if case := _published_case(f"published/{stem}/{key}", stem, record):
-                cases.append(case)
+            with skipping(skipped, path.name):
+                if case := _published_case(f"published/{stem}/{key}", stem, record):
+                    cases.append(case)
     return cases
 
 
@@ -303,6 +312,7 @@ class Gold:
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]]
     call: dict[str, Any]
+    family: str = ""
 
 
 @dataclass
@@ -338,9 +348,9 @@ class Pool:
         return cls(list(tools.values()), values)
 
 
-def _rebuilt(data_dir: Path) -> list[Case]:
+def _rebuilt(data_dir: Path, skipped: Counter[str]) -> list[Case]:
     cases = []
-    for golds in (_acebench_golds(data_dir), _api_bank_golds(data_dir)):
+    for golds in (_acebench_golds(data_dir, skipped), _api_bank_golds(data_dir, skipped)):
         golds = [g for g in golds if any(t["name"] == g.call["name"] for t in g.tools)]
         pool = Pool.of(golds)
         for gold in golds:
@@ -348,33 +358,42 @@ def _rebuilt(data_dir: Path) -> list[Case]:
     return cases
 
 
-def _acebench_golds(data_dir: Path) -> list[Gold]:
+def _acebench_golds(data_dir: Path, skipped: Counter[str]) -> list[Gold]:
+    loaded = acebench.load(data_dir)
+    skipped.update({f"acebench/{reason}": n for reason, n in loaded.skipped.items()})
     return [Gold(id=f"acebench/{c.id}/{call['id']}", source="acebench", messages=c.messages, tools=c.tools,
-                 call={"name": call["name"], "args": call["args"]})
-            for c in acebench.load(data_dir) if c.subset == "normal" for call in c.calls
+                 call={"name": call["name"], "args": call["args"]}, family=c.family)
+            for c in loaded if c.subset == "normal" for call in c.calls
             if isinstance(call["args"], dict)]
 
 
-def _api_bank_golds(data_dir: Path) -> list[Gold]:
+def _api_bank_golds(data_dir: Path, skipped: Counter[str]) -> list[Gold]:
     """Level-1 expected requests, typed as described; left out: the requests that do not parse (quotes
     nested in quotes) or do not fit their own API description."""
     path = Path(data_dir) / api_bank.LEVEL1
     if not path.is_file():
         return []
     golds = []
-    for record in api_bank.read_records(path):
-        apis = api_bank.api_descriptions(record["instruction"])
-        try:
-            call = api_bank.parse_request(record["expected_output"].removeprefix("API-Request:"))
-        except ValueError:
-            continue
-        api = next((a for a in apis if a["name"] == call["name"]), None)
-        if api is None or not api_bank.fits(call["args"], api):
-            continue
-        messages = api_bank.context_messages(record["instruction"]) + api_bank.parse_dialogue(record["input"])
-        golds.append(Gold(id=f"api-bank/{record['file']}#{record['id']}", source="api-bank", messages=messages,
-                          tools=apis, call={"name": call["name"], "args": api_bank.typed_args(call["args"], api)}))
+    for record in api_bank.test_records(path, skipped):
+        with skipping(skipped, path.name):
+            if gold := _api_bank_gold(record):
+                golds.append(gold)
     return golds
+
+
+def _api_bank_gold(record: dict[str, Any]) -> Gold | None:
+    apis = api_bank.api_descriptions(record["instruction"])
+    try:
+        call = api_bank.parse_request(record["expected_output"].removeprefix("API-Request:"))
+    except ValueError:
+        return None
+    api = next((a for a in apis if a["name"] == call["name"]), None)
+    if api is None or not api_bank.fits(call["args"], api):
+        return None
+    messages = api_bank.context_messages(record["instruction"]) + api_bank.parse_dialogue(record["input"])
+    return Gold(id=f"api-bank/{record['file']}#{record['id']}", source="api-bank", messages=messages,
+                tools=apis, call={"name": call["name"], "args": api_bank.typed_args(call["args"], api)},
+                family=api_bank.family_of(record["file"]))
 
 
 # -- the injector ---------------------------------------------------------------------------------
@@ -398,7 +417,7 @@ def variants(gold: Gold, pool: Pool) -> list[Case]:
 def _case(gold: Gold, injection: _Injection) -> Case:
     variant = EXTERNAL if injection.kind in (PERSISTENT, TRANSIENT) else injection.kind
     return Case(
-        id=f"rebuilt/{gold.id}/{variant}", suite=NAME, subset=f"rebuilt_{injection.kind}", messages=gold.messages,
+        id=f"rebuilt/{gold.id}/{variant}", family=gold.family, suite=NAME, subset=f"rebuilt_{injection.kind}", messages=gold.messages,
         tools=injection.tools or gold.tools, calls=[{**injection.call, "id": "call_k"}], expected=injection.expected,
         gold_calls=injection.gold, human=_human(gold.call), tool_errors=injection.tool_errors,
         meta={"origin": "rebuilt", "source": gold.source, "gold_call": gold.id, "variant": variant,

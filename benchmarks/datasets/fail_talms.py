@@ -30,12 +30,13 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from benchmarks import labels
-from benchmarks.cases import Case, Expected, Human
+from benchmarks import families, labels
+from benchmarks.cases import Case, Expected, Human, Loaded
+from benchmarks.datasets import READ_ERRORS, skipping
 from benchmarks.metrics import ratio
 from benchmarks.suites import PaperFigure
 from guard.registry import name_words
@@ -119,6 +120,14 @@ def _query_files(folder: Path) -> list[Path]:
 
 def _case_id(set_name: str, path: Path) -> str:
     return f"{set_name}/{path.parent.name}/{path.stem}"
+
+
+def family_of(path: Path) -> str:
+    """The source query of a file: ``<Domain>/query_<n>`` for ``query_<n>.json`` of Original and
+    No-tools and for every variant ``query_<n>_<k>.json`` (variants follow their original, whether
+    or not its file exists)."""
+    m = _VARIANT.match(path.stem) or _ORIGINAL.match(path.stem)
+    return f"{NAME}:{path.parent.name}/query_{m.group(1)}" if m else f"{NAME}:{path.parent.name}/{path.stem}"
 
 
 # --- what a variant lost ------------------------------------------------------------------------
@@ -246,7 +255,7 @@ def _original_of(path: Path, originals: dict[tuple[str, str], dict[str, Any]]) -
 
 
 def _case(set_name: str, path: Path, originals: dict[tuple[str, str], dict[str, Any]]) -> Case:
-    record = _record(path)
+    record = _checked(_record(path))
     meta: dict[str, Any] = {"domain": path.parent.name, "file": f"{set_name}/{path.parent.name}/{path.name}"}
     expected, human = Expected(label=LABELS[set_name]), Human()
     if set_name in (UNDERSPECIFIED, REPLACEABLE, NON_REPLACEABLE):
@@ -259,18 +268,30 @@ def _case(set_name: str, path: Path, originals: dict[tuple[str, str], dict[str, 
             expected, human, extra = _unavailable(set_name, original, record)
         meta.update(extra)
     return Case(
-        id=_case_id(set_name, path), suite=NAME, subset=set_name,
+        id=_case_id(set_name, path), family=family_of(path), suite=NAME, subset=set_name,
         messages=[{"role": "user", "content": record["query"]}], tools=record["api_list"],
         expected=expected, human=human, meta=meta,
     )
 
 
 def _originals(bench: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """Original files by (domain, query number); an unreadable one is left out here and counted
+    when its own case is read (set ``Original``), and its variants keep their label undiffed."""
     out = {}
     for path in _query_files(bench / ORIGINAL):
         if m := _ORIGINAL.match(path.stem):
-            out[(path.parent.name, m.group(1))] = _record(path)
+            try:
+                out[(path.parent.name, m.group(1))] = _checked(_record(path))
+            except READ_ERRORS:
+                continue
     return out
+
+
+def _checked(record: dict[str, Any]) -> dict[str, Any]:
+    """A query record with the fields every case reads, of the right types (else ValueError)."""
+    if not isinstance(record.get("query"), str) or not isinstance(record.get("api_list"), list):
+        raise ValueError("a query record needs a 'query' string and an 'api_list' list")
+    return record
 
 
 # --- recorded LLM answers -----------------------------------------------------------------------
@@ -280,19 +301,25 @@ def _content_key(record: dict[str, Any]) -> str:
     return json.dumps([record["query"], record["api_list"]], sort_keys=True, ensure_ascii=False)
 
 
-def _ids_of_all_file(bench: Path, set_name: str) -> dict[int, tuple[str, str]]:
+def _ids_of_all_file(bench: Path, set_name: str, skipped: Counter[str]) -> dict[int, tuple[str, str]]:
     """``all_<Set>_queries.json`` query_id -> (case id, query). Identical files are matched in order."""
     all_file = bench / set_name / f"all_{set_name}_queries.json"
     if not all_file.is_file():
         return {}
     files: dict[str, list[str]] = defaultdict(list)
     for path in _query_files(bench / set_name):
-        files[_content_key(_record(path))].append(_case_id(set_name, path))
-    out = {}
-    for entry in json.loads(all_file.read_text(encoding="utf-8")):
-        same = files.get(_content_key(entry))
-        if same:
-            out[entry["query_id"]] = (same.pop(0), entry["query"])
+        try:
+            files[_content_key(_record(path))].append(_case_id(set_name, path))
+        except READ_ERRORS:
+            continue  # counted where its case is read
+    out: dict[int, tuple[str, str]] = {}
+    with skipping(skipped, all_file.name):
+        entries = json.loads(all_file.read_text(encoding="utf-8"))
+        for entry in entries:
+            with skipping(skipped, all_file.name):
+                same = files.get(_content_key(entry))
+                if same:
+                    out[entry["query_id"]] = (same.pop(0), entry["query"])
     return out
 
 
@@ -305,40 +332,56 @@ def recorded_aware(set_name: str, answer: dict[str, Any]) -> bool | None:
     return None if annotation is None else str(annotation).strip().lower() in aware
 
 
-def _recorded(root: Path, set_name: str) -> dict[str, dict[str, dict[str, Any]]]:
+def _recorded(root: Path, set_name: str, skipped: Counter[str]) -> dict[str, dict[str, dict[str, Any]]]:
     """Case id -> run name (``gpt_4o``, ``gpt_4o_aah``) -> the recorded answer's annotation and awareness."""
-    ids = _ids_of_all_file(root / "benchmark", set_name)
+    ids = _ids_of_all_file(root / "benchmark", set_name, skipped)
     out: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for run_dir in sorted((root / "outputs" / set_name).glob("*")):
         m = _RUN.match(run_dir.name)
         if not m or not (run_dir / "answers.json").is_file():
             continue
         run = m.group("model") + ("_aah" if m.group("aah") else "")
-        for answer in json.loads((run_dir / "answers.json").read_text(encoding="utf-8")):
-            case_id, query = ids.get(answer.get("query_id"), (None, None))
-            if case_id is None or query != answer.get("query") or run in out[case_id]:
-                continue  # not joinable, or a repeated record of the same query
-            field = RECORDED_RULE.get(set_name, ("", set()))[0]
-            out[case_id][run] = {
-                "annotation": answer.get(field), "aware": recorded_aware(set_name, answer),
-                "pass_rate": answer.get("pass_rate"), "query_id": answer["query_id"],
-            }
+        where = f"outputs/{set_name}/{run_dir.name}/answers.json"
+        answers: list[Any] = []
+        with skipping(skipped, where):
+            answers = json.loads((run_dir / "answers.json").read_text(encoding="utf-8"))
+        for answer in answers:
+            with skipping(skipped, where):
+                _add_answer(out, ids, set_name, run, answer)
     return out
 
 
-def load(data_dir: Path) -> list[Case]:
+def _add_answer(out: dict[str, dict[str, dict[str, Any]]], ids: dict[int, tuple[str, str]], set_name: str, run: str,
+                answer: dict[str, Any]) -> None:
+    case_id, query = ids.get(answer.get("query_id"), (None, None))
+    if case_id is None or query != answer.get("query") or run in out[case_id]:
+        return  # not joinable, or a repeated record of the same query
+    field = RECORDED_RULE.get(set_name, ("", set()))[0]
+    out[case_id][run] = {
+        "annotation": answer.get(field), "aware": recorded_aware(set_name, answer),
+        "pass_rate": answer.get("pass_rate"), "query_id": answer["query_id"],
+    }
+
+
+def load(data_dir: Path) -> Loaded:
+    """Every query of every set; an unreadable file or answer is skipped and counted. A case's
+    family is its original query (``family_of``), joined with every case that says the same words:
+    the release repeats queries word for word across files."""
     root = _root(data_dir)
     bench = root / "benchmark"
+    skipped: Counter[str] = Counter()
     originals = _originals(bench)
     cases = []
     for set_name in SETS:
-        recorded = _recorded(root, set_name)
+        recorded = _recorded(root, set_name, skipped)
         for path in _query_files(bench / set_name):
-            case = _case(set_name, path, originals)
-            if case.id in recorded:
-                case.meta["recorded"] = recorded[case.id]
-            cases.append(case)
-    return cases
+            with skipping(skipped, set_name):
+                case = _case(set_name, path, originals)
+                if case.id in recorded:
+                    case.meta["recorded"] = recorded[case.id]
+                cases.append(case)
+    families.assign(cases)
+    return Loaded(cases, skipped)
 
 
 # --- scoring -----------------------------------------------------------------------------------

@@ -60,8 +60,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from benchmarks import labels
-from benchmarks.cases import Case, Expected, Human
-from benchmarks.datasets import api_bank
+from benchmarks.cases import Case, Expected, Human, Loaded
+from benchmarks.datasets import api_bank, skipping
 from benchmarks.metrics import ratio
 from benchmarks.suites import PaperFigure
 from guard.normalise import number_words
@@ -134,32 +134,39 @@ def available(data_dir: Path) -> bool:
     return api_bank.dialogues_available(data_dir)
 
 
-def load(data_dir: Path) -> list[Case]:
-    return build(data_dir).cases
+def load(data_dir: Path) -> Loaded:
+    return build(data_dir).loaded()
 
 
 def build(data_dir: Path) -> api_bank.Built:
-    pool, files = api_bank.dialogues(data_dir)
+    """Every scenario's clean and injected cases, one family per dialogue (``api_bank.family_of``);
+    a dialogue or test record that cannot be read is skipped and counted (``Built.unreadable``)."""
     built = api_bank.Built()
+    pool, files = api_bank.dialogues(data_dir, built.unreadable)
     for path, context in files:
-        dialogue = read_dialogue(path, pool, context)
-        if isinstance(dialogue, str):
-            built.skip(dialogue, path.stem)
-            continue
-        built.cases.append(_case(dialogue, CLEAN, "clean", Injection(dialogue.messages, dialogue.gold, Expected(), Human())))
-        for (side, error), inject in INJECTORS.items():
-            variant = f"{dialogue.id}/{side}/{error}"
-            injection = inject(dialogue, random.Random(f"{NAME}:{variant}"))
-            if injection is None:
-                built.skip(f"{side} {error}: cannot be injected", variant)
-            else:
-                built.cases.append(_case(dialogue, side, error, injection))
+        with skipping(built.unreadable, api_bank.DIALOGUES.name):
+            _dialogue(built, read_dialogue(path, pool, context), path)
     return built
+
+
+def _dialogue(built: api_bank.Built, dialogue: Dialogue | str, path: Path) -> None:
+    if isinstance(dialogue, str):
+        built.skip(dialogue, path.stem)
+        return
+    made = [_case(dialogue, CLEAN, "clean", Injection(dialogue.messages, dialogue.gold, Expected(), Human()))]
+    for (side, error), inject in INJECTORS.items():
+        variant = f"{dialogue.id}/{side}/{error}"
+        injection = inject(dialogue, random.Random(f"{NAME}:{variant}"))
+        if injection is None:
+            built.skip(f"{side} {error}: cannot be injected", variant)
+        else:
+            made.append(_case(dialogue, side, error, injection))
+    built.cases += made  # all of a dialogue's cases, or none
 
 
 def _case(d: Dialogue, side: str, error: str, injection: Injection) -> Case:
     case_id = f"{d.id}/{CLEAN}" if side == CLEAN else f"{d.id}/{side}/{error}"
-    return Case(id=case_id, suite=NAME, subset=side, messages=injection.messages, tools=d.tools, calls=[injection.call],
+    return Case(id=case_id, family=api_bank.family_of(d.id), suite=NAME, subset=side, messages=injection.messages, tools=d.tools, calls=[injection.call],
                 expected=injection.expected, gold_calls=[d.gold], human=injection.human,
                 tool_results={d.gold["name"]: d.result}, meta={"dialogue": d.id, "error": error})
 

@@ -39,12 +39,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from benchmarks import labels
-from benchmarks.datasets import value_kind
-from benchmarks.cases import Case, Expected
+from benchmarks import families, labels
+from benchmarks.cases import Case, Expected, Loaded
+from benchmarks.datasets import skipping, value_kind
 from benchmarks.metrics import ratio
 from benchmarks.suites import PaperFigure
 
@@ -77,17 +78,24 @@ def available(data_dir: Path) -> bool:
     return _folder(data_dir) is not None
 
 
-def load(data_dir: Path) -> list[Case]:
+def load(data_dir: Path) -> Loaded:
+    """Every record's cases. A record that cannot be read (a line that is no JSON, a ``<tool_call>``
+    block that is no JSON object, in the trajectory or the ground truth) is skipped and counted in
+    ``Loaded.skipped``. A record's cases are one family, joined with records whose user says the
+    same words (perturbations of one trajectory)."""
     folder = _folder(data_dir)
     if folder is None:
-        return []
+        return Loaded()
     cases: list[Case] = []
+    skipped: Counter[str] = Counter()
     for path in sorted(folder.glob("*.jsonl")):
         with path.open(encoding="utf-8") as fh:
             for n, line in enumerate(fh, 1):
                 if line.strip():
-                    cases += record_cases(f"{path.stem}:{n}", json.loads(line))
-    return cases
+                    with skipping(skipped, path.name):
+                        cases += record_cases(f"{path.stem}:{n}", json.loads(line))
+    families.assign(cases)
+    return Loaded(cases, skipped)
 
 
 # -- reading a record ------------------------------------------------------------------------------
@@ -104,6 +112,8 @@ def tool_calls_in(content: str) -> list[dict[str, Any]]:
     calls = []
     for raw in _TOOL_CALL.findall(content):
         call = json.loads(raw)
+        if not isinstance(call, dict):
+            raise ValueError(f"a <tool_call> block that is no JSON object: {raw[:80]!r}")
         calls.append({"name": call.get("name"), "args": call.get("arguments", call.get("parameters", {}))})
     return calls
 
@@ -149,12 +159,12 @@ def record_cases(record_id: str, record: dict[str, Any]) -> list[Case]:
     faulty = messages[last]["tool_calls"]
     gold = tool_calls_in(str(record.get("ground_truth") or ""))
     prior = messages[:last]
-    cases = [Case(id=record_id, suite=NAME, subset=FAULTY, messages=prior, tools=tools, calls=faulty,
+    cases = [Case(id=record_id, family=f"{NAME}:{record_id}", suite=NAME, subset=FAULTY, messages=prior, tools=tools, calls=faulty,
                   expected=expected_for(faulty[0], gold[0] if gold else None, prior, tools),
                   gold_calls=gold, meta={"record": record_id, "reflect": _reflection(record)})]
     for k, i in enumerate(earlier):
         calls = messages[i]["tool_calls"]
-        cases.append(Case(id=f"{record_id}/earlier/{k}", suite=NAME, subset=EARLIER, messages=messages[:i], tools=tools,
+        cases.append(Case(id=f"{record_id}/earlier/{k}", family=f"{NAME}:{record_id}", suite=NAME, subset=EARLIER, messages=messages[:i], tools=tools,
                           calls=calls, gold_calls=[{"name": c["name"], "args": c["args"]} for c in calls],
                           meta={"record": record_id, "step": k}))
     return cases

@@ -40,8 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import labels
-from benchmarks.cases import Case, Expected
-from benchmarks.datasets import api_bank, tool_reflection
+from benchmarks.cases import Case, Expected, Loaded
+from benchmarks.datasets import api_bank, skipping, tool_reflection
 from benchmarks.metrics import ratio
 from benchmarks.suites import PaperFigure
 from guard.registry import ToolSpec
@@ -59,16 +59,22 @@ def available(data_dir: Path) -> bool:
     return api_bank.dialogues_available(data_dir)
 
 
-def load(data_dir: Path) -> list[Case]:
-    return build(data_dir).cases
+def load(data_dir: Path) -> Loaded:
+    return build(data_dir).loaded()
 
 
 def build(data_dir: Path) -> api_bank.Built:
-    """Every case, and what was left out (by reason)."""
-    pool, files = api_bank.dialogues(data_dir)
+    """Every case, one family per dialogue (``api_bank.family_of``), and what was left out (by
+    reason); a dialogue or test record that cannot be read is skipped and counted (``Built.unreadable``)."""
     built = api_bank.Built()
+    pool, files = api_bank.dialogues(data_dir, built.unreadable)
     for path, context in files:
-        _dialogue_cases(path, pool, context, built)
+        part = api_bank.Built()
+        with skipping(built.unreadable, api_bank.DIALOGUES.name):
+            _dialogue_cases(path, pool, context, part)
+            built.cases += part.cases  # all of a dialogue's cases, or none
+            for reason, ids in part.skipped.items():
+                built.skipped.setdefault(reason, []).extend(ids)
     return built
 
 
@@ -92,7 +98,7 @@ def _dialogue_cases(path: Path, pool: api_bank.ApiPool, context: list[dict[str, 
             continue
         messages = context + api_bank.dialogue_messages(turns[:i])
         gold = {"name": api["name"], "args": args, "id": "call_under_test"}
-        common = {"suite": NAME, "messages": messages, "tools": tools, "gold_calls": [{"name": gold["name"], "args": args}],
+        common = {"suite": NAME, "family": api_bank.family_of(path.name), "messages": messages, "tools": tools, "gold_calls": [{"name": gold["name"], "args": args}],
                   "tool_results": {api["name"]: (turn.get("result") or {}).get("output")}}
         built.cases.append(Case(id=f"{call_id}/clean", subset=CLEAN, calls=[gold], expected=Expected(),
                                 meta={"dialogue": path.stem, "call": call_id}, **common))

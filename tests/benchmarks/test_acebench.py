@@ -25,7 +25,7 @@ def test_loader_reads_every_subset_with_its_truth():
     assert normal.messages[0] == {"role": "system", "content": "The current time is April 30, 2024, Tuesday."}
     adjust = cases["normal_multi_turn_user_adjust_0_0"]
     assert [m["role"] for m in adjust.messages] == ["user", "assistant", "user"]
-    assert all(c.split == split_of(c.id) for c in cases.values())
+    assert all(c.split == split_of(c.family) for c in cases.values())
 
 
 def test_a_second_call_of_the_same_tool_loses_its_suffix():

@@ -75,8 +75,8 @@ def test_a_removal_takes_the_users_words_out_and_the_human_knows_them(cases):
     assert removed.meta["original"] == f"{REMINDER}/1"
 
 
-def test_splits_are_fixed_by_the_case_id(built):
-    assert all(c.split == split_of(c.id) for c in built.cases)
+def test_splits_are_fixed_by_the_family(built):
+    assert all(c.split == split_of(c.family) for c in built.cases)
     assert [(c.id, c.split) for c in api_bank_ict.load(SAMPLES)] == [(c.id, c.split) for c in built.cases]
 
 

@@ -89,9 +89,10 @@ def test_without_function_docs_multi_turn_records_are_skipped_and_bfcl_sample_is
     assert subsets["simple_python"] == 2 and subsets["multi_turn_miss_param"] == 0 and subsets["multi_turn_miss_func"] == 0
 
 
-def test_the_split_is_a_hash_of_the_case_id(cases):
-    assert all(c.split == split_of(c.id) for c in cases.values())
-    assert split_of("live_simple_0-0-0") == "dev" and split_of("multi_turn_miss_param_0/turn_1") == "test"
+def test_the_split_is_a_hash_of_the_family(cases):
+    assert all(c.split == split_of(c.family) for c in cases.values())
+    turns = [c for c in cases.values() if c.meta.get("record") == "multi_turn_miss_param_0"]
+    assert len({c.family for c in turns}) == 1  # the turns of one record are one family
 
 
 def result(subset: str, flagged: bool) -> CaseResult:

@@ -47,7 +47,7 @@ def test_published_cases_one_per_sample_with_an_action(cases):
         "published_clean": 1, "published_tool_select_error": 1, "published_tool_hallucination_error": 1,
         "published_parameters_key_error": 1, "published_parameters_value_error": 2, "published_external_persistent": 2}
     assert f"{PUBLISHED}/6" not in cases  # a prompt with no action yet has no call to judge
-    assert all(c.split == split_of(c.id) for c in published)
+    assert all(c.split == split_of(c.family) for c in published)
 
 
 def test_the_call_under_test_is_the_last_action_and_the_tools_come_from_the_system_prompt(cases):

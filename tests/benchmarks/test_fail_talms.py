@@ -95,9 +95,12 @@ def test_recorded_answers_join_through_the_all_files_by_query_id_and_text(cases)
     assert "recorded" not in cases["No-tools/Weather/query_1"].meta
 
 
-def test_the_split_is_a_hash_of_the_case_id(cases):
-    assert all(c.split == split_of(c.id) for c in cases.values())
-    assert split_of("Original/Books/query_2") == "dev" and split_of("Underspecified/Books/query_1_1") == "test"
+def test_the_split_is_a_hash_of_the_family(cases):
+    assert all(c.split == split_of(c.family) for c in cases.values())
+    # every variant follows its original, and a No-tools query its own original
+    family = cases["Original/Books/query_1"].family
+    assert {c.id for c in cases.values() if c.family == family} >= {
+        "Original/Books/query_1", "Underspecified/Books/query_1_1", "No-tools/Books/query_1"}
 
 
 def result(case_id: str, flagged: bool = False, predicted: tuple[str, ...] = (), action: str | None = None) -> CaseResult:

@@ -114,10 +114,10 @@ def test_over_and_under_specification(cases):
     assert cases["Translate-level-1-1/assistant/over_under_specification"].expected.params == ["src_lang"]
 
 
-def test_injections_are_seeded_and_splits_fixed_by_the_case_id(built):
+def test_injections_are_seeded_and_splits_fixed_by_the_family(built):
     again = reflectool.load(SAMPLES)
     assert [c.model_dump() for c in again] == [c.model_dump() for c in built.cases]
-    assert all(c.split == split_of(c.id) for c in built.cases)
+    assert all(c.split == split_of(c.family) for c in built.cases)
 
 
 def result(subset: str, label: str, *, flagged: bool = False, action: str = "allow", predicted: list[str] | None = None,

@@ -26,7 +26,7 @@ def cases() -> dict[str, tool_reflection.Case]:
 def test_one_faulty_case_per_record_and_one_case_per_earlier_call(cases):
     assert Counter(c.subset for c in cases.values()) == {"faulty_call": 5, "earlier_call": 3}
     assert sorted(c.id for c in cases.values() if c.subset == "faulty_call") == [f"test_sample:{n}" for n in range(1, 6)]
-    assert all(c.split == split_of(c.id) for c in cases.values())
+    assert all(c.split == split_of(c.family) for c in cases.values())
 
 
 def test_the_conversation_up_to_the_faulty_call(cases):

@@ -86,7 +86,7 @@ def test_every_traceable_argument_of_every_recorded_call_gives_a_faulty_case(bui
     ]
     assert built.skipped == {"no argument traceable to an earlier result or the user's words": ["AddReminder-level-1-1/call0"]}
     assert cases["AddReminder-GetUserToken-level-2-1/call1/token"].subset == "faulty_result"
-    assert all(c.split == split_of(c.id) for c in built.cases)
+    assert all(c.split == split_of(c.family) for c in built.cases)
 
 
 def test_the_conversation_keeps_the_earlier_call_and_its_result(cases):
