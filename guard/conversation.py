@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import MAXYEAR, MINYEAR, datetime
 from functools import cached_property
 from typing import Any, Literal
 
@@ -121,8 +121,19 @@ def _stated_date(text: str) -> datetime | None:
         except ValueError:
             pass
     if m := _YEAR_IN_TEXT.search(text):
-        return datetime.now().replace(year=int(m.group(1)))
+        return _in_year(datetime.now(), int(m.group(1)))
     return None
+
+
+def _in_year(now: datetime, year: int) -> datetime | None:
+    """Today's month and day in a stated year; 29 February becomes the 28th in a common year, and a
+    year ``datetime`` cannot hold (0000) states no date."""
+    if not MINYEAR <= year <= MAXYEAR:
+        return None
+    try:
+        return now.replace(year=year)
+    except ValueError:  # 29 February in a year that has none
+        return now.replace(year=year, day=28)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from guard import render
 from guard.budgets import GuardState
-from guard.checks import CheckContext, action, arguments, availability, grounding, placeholders, preflight, provenance, repetition
+from guard.checks import CheckContext, action, arguments, availability, batch, grounding, placeholders, preflight, provenance, repetition
 from guard.checks.preflight import Preflight
 from guard.conversation import Conversation
 from guard.models import Decision, Finding, ToolCall
@@ -86,6 +86,34 @@ class Guard:
                 findings, call, conversation, self.registry, self.policy, self.semantic, self._stops(call.name, approved)
             )
         return self._timed(start, self._decide(call, findings, repaired, state, approved), judgements)
+
+    def check_batch(
+        self, calls: list[Any], messages: Any = None, state: GuardState | None = None, check: Callable[..., Decision] | None = None
+    ) -> list[Decision]:
+        """Decide every call of one batch (the tool calls of one AI message), in order.
+
+        Faults of the batch as a whole come first: calls that share an id cannot be answered or
+        approved one by one, so each gets feedback and none runs. The others go through ``check``
+        (``self.check`` unless an adapter wraps it, e.g. in a span)."""
+        calls = [ToolCall.from_any(c) for c in calls]
+        conversation, state = _view(messages, state)
+        shared = batch.duplicate_ids(calls)
+        check = check or self.check
+        decisions = []
+        return [
+            self.refuse(call, shared[i], state) if i in shared else check(call, conversation, state)
+            for i, call in enumerate(calls)
+        ]
+
+    def refuse(self, call: Any, finding: Finding, state: GuardState | None = None) -> Decision:
+        """The decision on a call that must not run whatever the policy says of its category (a
+        batch fault such as a shared id): the policy's action, or retry where that would run it."""
+        call = ToolCall.from_any(call)
+        decision = self._decide(call, [finding], None, state or GuardState(), approved=False)
+        if not decision.runs:
+            return decision
+        feedback = render.feedback(call, [finding], self.policy, self.registry)
+        return decision.model_copy(update={"action": Action.RETRY, "repaired_call": None, "feedback": feedback})
 
     async def acheck(
         self, call: Any, messages: Any = None, state: GuardState | None = None, *, approved: bool = False

@@ -21,9 +21,11 @@ from langgraph.types import interrupt
 from guard.budgets import GuardState
 from guard.conversation import Conversation
 from guard.engine import Guard
+from guard.checks.batch import duplicate_ids
 from guard.escalation import settle
+from guard.interrupts import BoundAsk, aasked_by_this_task, resuming
 from guard.execution import arun_with_backoff, closed_message, refused_message, run_with_backoff, stamp
-from guard.models import Decision
+from guard.models import Decision, Finding, ToolCall
 from guard.registry import ToolRegistry
 
 
@@ -55,14 +57,21 @@ class GuardMiddleware(AgentMiddleware):
             self._guard = Guard(ToolRegistry(tools), self._policy)
         return self._guard
 
-    def _decide(self, request: Any) -> tuple[Guard, Decision | ToolMessage]:
+    def _decide(
+        self, request: Any, asked: Callable[[], dict[str, Any] | None] | None = None
+    ) -> tuple[Guard, Decision | ToolMessage]:
+        """``asked`` reads back the question this task asked before (``guard.interrupts``)."""
         guard = self.guard_for(request)
         state = request.state
         messages = state.get("messages", []) if isinstance(state, dict) else getattr(state, "messages", [])
         conversation = Conversation.from_messages(messages)
         budgets = GuardState.from_conversation(conversation)
-        decision = guard.check(request.tool_call, conversation, budgets)
-        settled, closed = settle(guard, [decision], conversation, budgets, ask=interrupt)
+        shared = _shared_id(messages, request.tool_call)
+        if shared is not None:
+            decision = guard.refuse(request.tool_call, shared, budgets)
+        else:
+            decision = guard.check(request.tool_call, conversation, budgets)
+        settled, closed = settle(guard, [decision], conversation, budgets, ask=BoundAsk(interrupt, asked))
         if closed:
             return guard, closed_message(closed[0])
         decision = settled[0]
@@ -77,9 +86,22 @@ class GuardMiddleware(AgentMiddleware):
         return stamp(result, outcome)
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
-        guard, outcome = self._decide(request)
+        asked = await aasked_by_this_task() if resuming() else None
+        guard, outcome = self._decide(request, lambda: asked)
         if isinstance(outcome, ToolMessage):
             return outcome
         call = outcome.call_to_run.to_langchain()
         result = await arun_with_backoff(call, request.override(tool_call=call), handler, guard.policy, sleep=self._asleep)
         return stamp(result, outcome)
+
+
+def _shared_id(messages: list[Any], call: Any) -> Finding | None:
+    """The duplicate-id finding when another call of this call's batch (the latest AI message
+    that proposed it) has the same id: LangChain wraps each call alone, so the batch is read here."""
+    this = ToolCall.from_any(call)
+    for message in reversed(messages):
+        proposed = getattr(message, "tool_calls", None) or (message.get("tool_calls") if isinstance(message, dict) else None)
+        if proposed and any(ToolCall.from_any(c).id == this.id for c in proposed):
+            calls = [ToolCall.from_any(c) for c in proposed]
+            return next((f for i, f in duplicate_ids(calls).items() if calls[i].id == this.id), None)
+    return None

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import reprlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from guard.budgets import METADATA_KEY, GuardState
 from guard.conversation import Conversation
 from guard.engine import Guard
 from guard.escalation import settle
+from guard.interrupts import BoundAsk, aasked_by_this_task, resuming
 from guard.execution import arun_with_backoff, closed_message, refused_message, run_with_backoff, stamp
 from guard.models import Decision, Finding, ToolCall
 
@@ -87,16 +89,30 @@ class GuardedToolNode(ToolNode):
         awrap = self._guarded_awrap if self._user_awrap or not self._user_wrap else None
         super().__init__(tools, wrap_tool_call=self._guarded_wrap, awrap_tool_call=awrap, **toolnode_kwargs)
 
+    def __repr__(self) -> str:
+        """ToolNode's repr lists the node's attributes; the wrappers installed here are bound
+        methods of this node, whose repr is this repr, so they are named instead of recursed into."""
+        shown = ", ".join(
+            f"{k}={v.__qualname__ if getattr(v, '__self__', None) is self else reprlib.repr(v)}"
+            for k, v in self.__dict__.items()
+            if k not in {"name", "func", "afunc", "config", "kwargs", "trace"}
+        )
+        return f"{self.get_name()}({shown})"
+
     # -- before the calls -----------------------------------------------------------------------
 
-    def _plan(self, input: Any, config: RunnableConfig) -> Plan:
+    def _plan(self, input: Any, config: RunnableConfig, asked: Callable[[], dict[str, Any] | None] | None = None) -> Plan:
+        """``asked`` reads back the question this task asked before (see ``guard.interrupts``);
+        the async path reads it ahead, since an async-only checkpointer refuses sync reads."""
         messages = self._messages_of(input, config)
         calls = self._calls_of(input, messages)
         self._apply_circuits(calls)
         conversation = Conversation.from_messages(messages)
         state = GuardState.from_conversation(conversation)
-        decisions = [self._check(c, conversation, state) for c in calls]
-        ask = interrupt if self.telemetry is None else self.telemetry.observed_ask(interrupt)
+        decisions = self.guard.check_batch(calls, conversation, state, check=self._check)
+        ask: Callable[[dict[str, Any]], Any] = BoundAsk(interrupt, asked)
+        if self.telemetry is not None:
+            ask = self.telemetry.observed_ask(ask)
         settled, closed = settle(self.guard, decisions, conversation, state, ask=ask)
         answered = [closed_message(c) for c in closed]
         answered += [refused_message(d) for d in settled if not d.runs]
@@ -198,7 +214,8 @@ class GuardedToolNode(ToolNode):
         return self._combine(plan, ran, input)
 
     async def _afunc(self, input: Any, config: RunnableConfig, runtime: Any) -> Any:
-        plan = self._plan(input, config)
+        asked = await aasked_by_this_task() if resuming() else None
+        plan = self._plan(input, config, lambda: asked)
         ran = None
         if plan.to_run:
             ran = await super()._afunc(self._with_calls(input, _lc_calls(plan)), config, runtime)

@@ -145,7 +145,7 @@ def _none_is_zero(value: object, ctx: Context) -> Derivation | None:
     for index, text in ctx.said:
         lowered = text.lower()
         for word in words:
-            if hit := re.search(rf"\b(?:no|zero|without(?: any)?)\s+(?:\w+\s+)?{word[:5]}\w*", lowered):
+            if hit := re.search(rf"\b(?:no|zero|without(?: any)?)\s+(?:\w+\s+)?{re.escape(word[:5])}\w*", lowered):
                 return index, f"{hit[0]} -> 0"
     return None
 

@@ -1,0 +1,56 @@
+"""Issue 11, item 13: a parameter name is text, not a regex; a node's repr ends; a stated year on
+29 February (or one no calendar holds) never raises."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+from langchain_core.tools import tool
+
+from guard import Guard, GuardedToolNode
+from guard.checks.derivations import derive
+from guard.conversation import Conversation, _in_year
+
+
+@pytest.mark.parametrize("name", ["a+*b", "cost(usd", "rate[", "x**", "price\\"])
+def test_a_parameter_name_with_regex_syntax_is_read_as_text(name):
+    assert derive(0, name, [(0, f"there is no {name} at all")]) is not None
+    assert derive(0, name, [(0, "nothing to see here")]) is None
+
+
+def test_regex_syntax_in_a_parameter_name_never_breaks_a_check():
+    tools = [{"name": "adjust", "description": "Adjust a price.",
+              "parameters": {"type": "object", "properties": {"cost(usd": {"type": "number"}, "a+*b": {"type": "number"}}}}]
+    decision = Guard(tools).check({"name": "adjust", "args": {"cost(usd": 0, "a+*b": 0}, "id": "c1"},
+                                  [{"role": "user", "content": "Adjust it: no cost, no a+*b."}])
+    assert decision.action.value in {"allow", "ask_human", "retry", "repair", "block"}
+    assert not any(f.category.value == "malformed_arguments" for f in decision.findings)
+
+
+def test_the_node_repr_ends_and_names_its_wrappers():
+    @tool
+    def lookup(city: str) -> str:
+        """Look a city up."""
+        return city
+
+    text = repr(GuardedToolNode([lookup]))
+    assert "GuardedToolNode._guarded_wrap" in text and len(text) < 5000
+
+
+@pytest.mark.parametrize(
+    ("now", "year", "expected"),
+    [
+        (datetime(2024, 2, 29, 9, 30), 2023, datetime(2023, 2, 28, 9, 30)),
+        (datetime(2024, 2, 29, 9, 30), 2020, datetime(2020, 2, 29, 9, 30)),
+        (datetime(2025, 7, 1), 2023, datetime(2023, 7, 1)),
+        (datetime(2025, 7, 1), 0, None),
+    ],
+)
+def test_a_stated_year_keeps_today_where_the_calendar_allows(now, year, expected):
+    assert _in_year(now, year) == expected
+
+
+def test_a_year_no_calendar_holds_states_no_date():
+    conversation = Conversation.from_messages([{"role": "system", "content": "The current year is 0000."}])
+    assert isinstance(conversation.reference_time, datetime)
