@@ -49,6 +49,7 @@ from guard.budgets import METADATA_KEY
 from guard.engine import PREFLIGHT_CALL_ID, Guard
 from guard.escalation import Answer, answer_text, parse_answers, payload
 from guard.execution import record
+from guard.interrupts import BoundAsk
 from guard.models import Decision
 from guard.taxonomy import Action, Category
 
@@ -83,7 +84,7 @@ class PreflightNode:
     # -- outcomes ---------------------------------------------------------------------------------
 
     def _ask(self, decision: Decision, messages: list[Any]) -> dict[str, list[BaseMessage]]:
-        resume = interrupt(payload([decision]))
+        resume = BoundAsk(interrupt)(payload([decision]))  # an answer to another question is not applied
         parsed = parse_answers(resume, [PREFLIGHT_CALL_ID])
         answer = parsed.by_id.get(PREFLIGHT_CALL_ID)
         if answer is None:
