@@ -177,3 +177,32 @@ def test_answers_are_bound_across_processes_on_a_redis_checkpointer(travel_tools
         assert calls.log == [] and again["requests"][0]["args"] == FORGED
         answering.invoke(Command(resume={"pay": {"action": "reject"}}), config)
         assert calls.log == []
+
+
+def test_the_preflight_node_applies_an_answer_only_to_its_question():
+    """The preflight asks for a missing date about Berlin -> Rome; the request is rewritten to
+    Berlin -> Havana before the answer: the answer is not applied, the new request is asked about."""
+    from langchain_core.messages import HumanMessage
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    from guard import Guard
+    from guard.preflight_node import PreflightNode, after_preflight
+
+    tools = [{"name": "book_flight", "description": "Book a flight from one city to another on a date.",
+              "parameters": {"type": "object", "required": ["from_city", "to_city", "date"], "properties": {
+                  "from_city": {"type": "string"}, "to_city": {"type": "string"},
+                  "date": {"type": "string", "format": "date"}}}}]
+    graph = StateGraph(MessagesState)
+    graph.add_node("preflight", PreflightNode(Guard(tools)))
+    graph.add_node("model", lambda state: {"messages": [AIMessage(content="Booked.")]})
+    graph.add_edge(START, "preflight")
+    graph.add_conditional_edges("preflight", after_preflight, ["model", END])
+    graph.add_edge("model", END)
+    app = graph.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "pre"}}
+    first = question(app.invoke({"messages": [("user", "Book a flight from Berlin to Rome")]}, config))
+    request = app.get_state(config).values["messages"][-1]
+    app.update_state(config, {"messages": [HumanMessage(content="Book a flight from Berlin to Havana", id=request.id)]})
+    result = app.invoke(Command(resume={"preflight": {"action": "answer", "values": {"date": "2026-12-01"}}}), config)
+    again = question(result)
+    assert again["requests"][0]["args"]["to_city"] == "Havana" != first["requests"][0]["args"]["to_city"]
