@@ -18,16 +18,19 @@ from rich.progress import Progress
 
 from benchmarks import report
 from benchmarks.agents import AgentSource
-from benchmarks.cases import Case
+from benchmarks.cases import Loaded
 from benchmarks.runner import CaseResult, judge_off, run_cases
 from guard.policy import Policy
 
 SPLITS = ("dev", "test", "all")
 
 
-def select_cases(module: ModuleType, data: Path, split: str, limit: int | None = None) -> list[Case]:
-    """A suite's cases in ``split`` (``all``: both), at most ``limit`` of them, in load order."""
-    return [c for c in module.load(data) if split == "all" or c.split == split][: limit or None]
+def select_cases(module: ModuleType, data: Path, split: str, limit: int | None = None) -> Loaded:
+    """A suite's cases in ``split`` (``all``: both), at most ``limit`` of them, in load order, with
+    the count of records its loader could not read (``Loaded.skipped``)."""
+    loaded = module.load(data)
+    cases = [c for c in loaded if split == "all" or c.split == split][: limit or None]
+    return Loaded(cases, getattr(loaded, "skipped", None))
 
 
 def run_suites(
@@ -70,13 +73,15 @@ def run_suites(
             results = run_cases(cases, policy, agents, progress=lambda _r, task=task: bar.advance(task), semantic=semantic, judge=judge)
         seconds = time.perf_counter() - start
         per_suite[name] = report.suite_result(name, split, policy, results, module.paper_metrics(results), seconds,
-                                              judge_model=judge.name if judge is not None else None)
+                                              judge_model=judge.name if judge is not None else None,
+                                              paper_fn=module.paper_metrics, skipped=cases.skipped)
         if plain is not None:
             per_suite[name]["without_judge"] = report.without_judge(plain, module.paper_metrics(plain))
         report.plots(out, name, results)
         all_results += results
         errors = per_suite[name]["n_errors"]
-        console.print(f"{name}: {len(results)} cases in {seconds:.1f} s" + (f", [red]{errors} errors[/]" if errors else ""))
+        console.print(f"{name}: {len(results)} cases in {seconds:.1f} s" + (f", [red]{errors} errors[/]" if errors else "")
+                      + f"; {report.false_interrupt_text(per_suite[name])}{report.skipped_text(per_suite[name])}")
     if not per_suite:
         console.print("[red]no suite had data to run[/]")
         return None

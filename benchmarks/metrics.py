@@ -1,26 +1,143 @@
-"""Metrics over case results: per-label confusion counts, false alarms, recovery and latency.
+"""Metrics over case results: per-label confusion counts, false interrupts, recovery, latency, and
+the 95% interval of every figure.
 
 Every rate is a fraction in [0, 1]. A label's tp/fp/fn: a case expected to have label L is a true
 positive when the guard's flagged labels include L, else a false negative; every flagged label that
-is not the expected one is a false positive. The false-alarm rate is the share of clean (``ok``)
-cases the guard stopped.
+is not the expected one is a false positive.
+
+**False interrupt** (one definition for every suite): an action that changes what happens (retry,
+ask_human, block) on a clean case, one whose expected label is ``ok`` (the gold call, the query that
+needs no intervention), in the preflight or at call time. A repair is no interrupt: the call runs.
+``false_interrupt_rate`` is their share of the clean cases, with its counts and interval; the
+suites' own figures (``normal_false_alarm_rate``, ``over_reflection_rate``, ``proceed_original``,
+which may also count repairs) stay in ``paper_metrics``.
+
+**Intervals**: a share of counts (``ratio`` of two integers, a ``Proportion``) gets the Wilson score
+interval; any other figure (an F1, a mean of scores, an average of two shares) a percentile
+bootstrap that resamples case *families* (``Case.family``: a source and its variants), since
+variants of one source are not independent draws.
 """
 
 from __future__ import annotations
 
+import math
+import random
 import statistics
-from collections.abc import Iterable, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from benchmarks.labels import LABELS, OK
 
+#: The two-sided 95% normal quantile.
+Z95 = 1.959963984540054
+#: Bootstrap resamples for the figures that are not shares of counts.
+BOOTSTRAP = 400
+#: Actions that change what happens: on a clean case, a false interrupt.
+INTERRUPTS = frozenset({"retry", "ask_human", "block"})
+
+
+class Proportion(float):
+    """``k`` of ``n`` as a float that keeps its counts (arithmetic on it gives a plain float)."""
+
+    k: int
+    n: int
+
+    def __new__(cls, k: int, n: int) -> Proportion:
+        value = super().__new__(cls, k / n if n else 0.0)
+        value.k, value.n = k, n
+        return value
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Proportion, (self.k, self.n))
+
 
 def ratio(num: float, den: float) -> float:
+    """``num / den`` (0.0 when ``den`` is 0). Two counts, ``0 <= num <= den``, give a ``Proportion``,
+    so the reports can put a Wilson interval on the figure."""
+    if isinstance(num, int) and isinstance(den, int) and 0 <= num <= den:
+        return Proportion(int(num), int(den))
     return num / den if den else 0.0
 
 
+def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of ``k`` successes in ``n`` trials ((0, 1) when n is 0)."""
+    if n <= 0:
+        return 0.0, 1.0
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (0.0 if k == 0 else max(0.0, centre - half)), (1.0 if k == n else min(1.0, centre + half))
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    pos = q * (len(ordered) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def bootstrap(results: Sequence[Any], statistic: Callable[[list[Any]], Mapping[str, float]], keys: Iterable[str],
+              resamples: int = BOOTSTRAP, seed: int = 0) -> dict[str, tuple[float, float]]:
+    """Percentile 95% intervals of ``statistic(results)[key]`` for each key, resampling the results'
+    families (``family``, else ``id``) with replacement; a key a resample lacks is left out of it."""
+    keys = list(keys)
+    by_family: dict[str, list[Any]] = defaultdict(list)
+    for r in results:
+        by_family[getattr(r, "family", "") or r.id].append(r)
+    groups = list(by_family.values())
+    if not groups or not keys:
+        return {}
+    rng = random.Random(seed)
+    draws: dict[str, list[float]] = defaultdict(list)
+    for _ in range(resamples):
+        sample = [r for _ in groups for r in rng.choice(groups)]
+        figures = statistic(sample)
+        for k in keys:
+            if k in figures:
+                draws[k].append(float(figures[k]))
+    return {k: (_quantile(v, 0.025), _quantile(v, 0.975)) for k, v in draws.items() if v}
+
+
+def interval(value: float, bootstrapped: Mapping[str, tuple[float, float]] | None = None, key: str = "") -> dict[str, Any]:
+    """A figure's interval entry: ``{"ci95": [lo, hi], "method": "wilson", "k", "n"}`` for a
+    ``Proportion``, else the bootstrap interval of ``key`` (``method: "bootstrap"``), else none."""
+    if isinstance(value, Proportion):
+        lo, hi = wilson(value.k, value.n)
+        return {"ci95": [lo, hi], "method": "wilson", "k": value.k, "n": value.n}
+    if bootstrapped and key in bootstrapped:
+        return {"ci95": list(bootstrapped[key]), "method": "bootstrap"}
+    return {"ci95": None, "method": None}
+
+
+def figure_intervals(results: Sequence[Any], figures: Mapping[str, float],
+                     statistic: Callable[[list[Any]], Mapping[str, float]]) -> dict[str, dict[str, Any]]:
+    """The interval of every figure ``statistic(results)`` gave (``figures``): Wilson for shares of
+    counts, a family bootstrap of ``statistic`` for the rest."""
+    other = [k for k, v in figures.items() if not isinstance(v, Proportion)]
+    boot = bootstrap(results, statistic, other) if other else {}
+    return {k: interval(v, boot, k) for k, v in figures.items()}
+
+
+def is_false_interrupt(result: Any) -> bool:
+    """A clean case (expected ``ok``) on which the guard's first decision retried, asked or blocked:
+    the runner's ``flagged`` (the action does not run the call: one of ``INTERRUPTS``)."""
+    return result.expected["label"] == OK and bool(result.flagged)
+
+
+def false_interrupts(results: Sequence[Any]) -> dict[str, Any]:
+    """``{"value", "k", "n", "ci95"}``: the false-interrupt rate over the clean cases, with its
+    Wilson interval."""
+    clean = [r for r in results if r.expected["label"] == OK]
+    k = sum(1 for r in clean if is_false_interrupt(r))
+    return {"value": ratio(k, len(clean)), "k": k, "n": len(clean), "ci95": list(wilson(k, len(clean)))}
+
+
 def confusion(results: Sequence[Any], labels: Iterable[str] = LABELS) -> dict[str, dict[str, float]]:
-    """Per label: n (cases expected to have it), tp, fp, fn, precision, recall, F1."""
+    """Per label: n (cases expected to have it), tp, fp, fn, precision, recall, F1 (no intervals:
+    ``confusion_intervals`` adds them)."""
     out: dict[str, dict[str, float]] = {}
     for label in labels:
         tp = sum(1 for r in results if r.expected["label"] == label and label in r.predicted)
@@ -35,8 +152,8 @@ def confusion(results: Sequence[Any], labels: Iterable[str] = LABELS) -> dict[st
 
 
 def false_alarm_rate(results: Sequence[Any]) -> float:
-    clean = [r for r in results if r.expected["label"] == OK]
-    return ratio(sum(1 for r in clean if r.flagged), len(clean))
+    """The false-interrupt rate alone (what calibration weighs against F1)."""
+    return false_interrupts(results)["value"]
 
 
 def binary(results: Sequence[Any], positive: Any) -> dict[str, float]:
@@ -74,13 +191,31 @@ def percentiles(values: Iterable[float]) -> dict[str, float]:
     return {"p50": q[49], "p95": q[94], "p99": q[98]}
 
 
+def _f1s(results: Sequence[Any]) -> dict[str, float]:
+    return {label: c["f1"] for label, c in confusion(results).items()}
+
+
+def confusion_intervals(results: Sequence[Any]) -> dict[str, dict[str, Any]]:
+    """Per label: the confusion counts and figures, with ``ci95`` of precision and recall (Wilson)
+    and of F1 (family bootstrap)."""
+    conf = confusion(results)
+    boot = bootstrap(results, _f1s, conf)
+    out: dict[str, dict[str, Any]] = {}
+    for label, c in conf.items():
+        tp, fp, n = int(c["tp"]), int(c["fp"]), int(c["n"])
+        out[label] = {**c, "ci95": {"precision": list(wilson(tp, tp + fp)), "recall": list(wilson(tp, n)),
+                                    "f1": list(boot[label]) if label in boot else None}}
+    return out
+
+
 def summary(results: Sequence[Any]) -> dict[str, Any]:
     """The suite-independent part of ``results.json``."""
     return {
         "n_cases": len(results),
+        "n_families": len({getattr(r, "family", "") or r.id for r in results}),
         "n_errors": sum(1 for r in results if r.error),
-        "categories": confusion(results),
-        "false_alarm_rate": false_alarm_rate(results),
+        "categories": confusion_intervals(results),
+        "false_interrupt_rate": false_interrupts(results),
         "recovery": recovery(results),
         "latency_ms": latency(results),
     }

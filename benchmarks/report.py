@@ -1,30 +1,36 @@
 """What a run writes: ``results.json``, ``cases.jsonl``, ``report.md`` and PNG plots.
 
 ``results.json`` is the contract other tools read (``guard bench compare``, CI gates); its keys are
-fixed: suite, split, n_cases, policy {name, sha256}, categories, false_alarm_rate, paper_metrics,
-recovery, latency_ms, judge ("off", or what the optional LLM judge was asked and cost; a judged run
-adds ``without_judge``, the same figures with no judge) (and, for ``all``, one such object per
-suite under ``suites``).
+fixed: suite, split, n_cases, n_families, policy {name, sha256}, categories (each with ``ci95`` of
+precision, recall and F1), false_interrupt_rate {value, k, n, ci95} (``benchmarks.metrics``: retry,
+ask_human or block on a clean case), paper_metrics, paper_ci95 (per paper metric: ci95 [lo, hi],
+method wilson|bootstrap, and k, n for a share), skipped_records {total, reasons} (records the loader
+could not read), recovery, latency_ms, judge ("off", or what the optional LLM judge was asked and
+cost; a judged run adds ``without_judge``, the same figures with no judge) (and, for ``all``, one
+such object per suite under ``suites``).
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from benchmarks.metrics import confusion, percentiles, summary
+from benchmarks.metrics import confusion, figure_intervals, percentiles, summary
 from benchmarks.suites import PaperFigure
 from guard.policy import Policy
 
 
 def suite_result(
     name: str, split: str, policy: Policy, results: list[Any], paper: dict[str, float], seconds: float,
-    judge_model: str | None = None,
+    judge_model: str | None = None, paper_fn: Callable[[list[Any]], dict[str, float]] | None = None,
+    skipped: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """``judge_model`` names the LLM judge the run was given; a policy's enabled ``checks.judge``
-    names its own."""
+    names its own. ``paper_fn`` (the suite's ``paper_metrics``) is what the bootstrap intervals
+    recompute; ``skipped`` counts the records the loader could not read, by reason."""
     if judge_model is None and policy.checks.judge.enabled:
         judge_model = policy.checks.judge.model
     return {
@@ -33,9 +39,16 @@ def suite_result(
         **summary(results),
         "policy": {"name": policy.name, "sha256": policy.sha256},
         "paper_metrics": paper,
+        "paper_ci95": figure_intervals(results, paper, paper_fn or (lambda _rs: {})),
+        "skipped_records": skipped_records(skipped),
         "seconds": seconds,
         "judge": judge_figures(results, judge_model),
     }
+
+
+def skipped_records(skipped: Mapping[str, int] | None) -> dict[str, Any]:
+    reasons = dict(sorted((skipped or {}).items()))
+    return {"total": sum(reasons.values()), "reasons": reasons}
 
 
 def judge_figures(results: list[Any], model: str | None) -> dict[str, Any] | str:
@@ -69,7 +82,7 @@ def judge_figures(results: list[Any], model: str | None) -> dict[str, Any] | str
 def without_judge(results: list[Any], paper: dict[str, float]) -> dict[str, Any]:
     """The figures of the same cases run with no judge, to set beside a judged run's."""
     plain = summary(results)
-    return {k: plain[k] for k in ("false_alarm_rate", "categories", "recovery", "latency_ms")} | {"paper_metrics": paper}
+    return {k: plain[k] for k in ("false_interrupt_rate", "categories", "recovery", "latency_ms")} | {"paper_metrics": paper}
 
 
 def write_cases(path: Path, results: list[Any]) -> None:
@@ -89,17 +102,44 @@ def fmt(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
 
 
+def fmt_ci(value: float | None, entry: Mapping[str, Any] | None) -> str:
+    """A figure and its 95% interval: ``0.606 [0.51, 0.69]`` (the figure alone without one)."""
+    ci = (entry or {}).get("ci95")
+    return fmt(value) if value is None or not ci else f"{value:.3f} [{ci[0]:.2f}, {ci[1]:.2f}]"
+
+
+def false_interrupt_text(res: Mapping[str, Any]) -> str:
+    """``false interrupts 0.092 [0.07, 0.12] (12 of 130 clean cases)``; older runs' false-alarm rate
+    when the run has no false_interrupt_rate."""
+    fi = res.get("false_interrupt_rate")
+    if not isinstance(fi, Mapping):
+        return f"false alarms on clean cases {fmt(res.get('false_alarm_rate'))}"
+    return f"false interrupts {fmt_ci(fi['value'], fi)} ({fi['k']} of {fi['n']} clean cases)"
+
+
+def skipped_text(res: Mapping[str, Any]) -> str:
+    """``; 2 records skipped (unreadable: file: JSONDecodeError 2)``, or nothing when none was."""
+    skipped = res.get("skipped_records") or {}
+    if not skipped.get("total"):
+        return ""
+    reasons = ", ".join(f"{r} {n}" for r, n in skipped["reasons"].items())
+    return f"; {skipped['total']} records skipped, unreadable ({reasons})"
+
+
 def markdown(run: dict[str, Any], figures: dict[str, list[PaperFigure]], command: str) -> str:
     """The report: per suite, the guard's paper-compatible figures beside the papers' own."""
     suites = suites_of(run)
     lines = [f"# guard benchmark report ({run.get('split', '')} split)", "", f"Command: `{command}`", "",
              f"Policy `{next(iter(suites.values()))['policy']['name']}` sha256 `{next(iter(suites.values()))['policy']['sha256'][:16]}…`", ""]
     for name, res in suites.items():
-        lines += [f"## {name}", "", f"{res['n_cases']} cases ({res['n_errors']} errors), {res['seconds']:.1f} s; "
-                  f"false-alarm rate on clean cases {fmt(res['false_alarm_rate'])}; guard latency p50 "
-                  f"{res['latency_ms']['p50']:.2f} ms, p99 {res['latency_ms']['p99']:.2f} ms.", ""]
+        lines += [f"## {name}", "", f"{res['n_cases']} cases in {res.get('n_families', '?')} families ({res['n_errors']} errors), "
+                  f"{res['seconds']:.1f} s; {false_interrupt_text(res)}; guard latency p50 "
+                  f"{res['latency_ms']['p50']:.2f} ms, p99 {res['latency_ms']['p99']:.2f} ms{skipped_text(res)}.", ""]
         lines += _judge_lines(res)
-        lines += ["| metric | guard | paper figure | model | source |", "|---|---|---|---|---|"]
+        lines += ["| metric | guard [95% interval] | paper figure | model | source |", "|---|---|---|---|---|"]
+        fi = res.get("false_interrupt_rate")
+        if isinstance(fi, dict):
+            lines.append(f"| false_interrupt_rate | {fmt_ci(fi['value'], fi)} | | | retry, ask_human or block on a clean case |")
         by_metric: dict[str, list[PaperFigure]] = {}
         for f in figures.get(name, []):
             by_metric.setdefault(f.metric, []).append(f)
@@ -107,11 +147,13 @@ def markdown(run: dict[str, Any], figures: dict[str, list[PaperFigure]], command
             refs = by_metric.get(metric) or [None]
             for ref in refs:
                 label = f"{metric} (rebuilt)" if ref is not None and ref.rebuilt else metric
-                lines.append(f"| {label} | {fmt(value)} | {fmt(ref.value if ref else None)} | "
+                lines.append(f"| {label} | {fmt_ci(value, res.get('paper_ci95', {}).get(metric))} | {fmt(ref.value if ref else None)} | "
                              f"{ref.model if ref else ''} | {ref.source if ref else ''} |")
         lines += ["", "| label | n | tp | fp | fn | precision | recall | F1 |", "|---|---|---|---|---|---|---|---|"]
         for label, c in res["categories"].items():
-            lines.append(f"| {label} | {c['n']} | {c['tp']} | {c['fp']} | {c['fn']} | {c['precision']:.3f} | {c['recall']:.3f} | {c['f1']:.3f} |")
+            ci = c.get("ci95") or {}
+            cells = " | ".join(fmt_ci(c[m], {"ci95": ci.get(m)}) for m in ("precision", "recall", "f1"))
+            lines.append(f"| {label} | {c['n']} | {c['tp']} | {c['fp']} | {c['fn']} | {cells} |")
         rec = res["recovery"]
         lines += ["", f"Recovery: {fmt(rec['recovered_rate'])} of {rec['n_with_gold']} cases with a gold call ended with it; "
                   f"{rec['questions_per_case']:.2f} questions and {rec['retries_per_case']:.2f} retries per case.", ""]
@@ -135,7 +177,7 @@ def _judge_lines(res: dict[str, Any]) -> list[str]:
     if not isinstance(plain, dict):
         return lines
     lines += ["| figure | without judge | with judge |", "|---|---|---|",
-              f"| false-alarm rate | {fmt(plain['false_alarm_rate'])} | {fmt(res['false_alarm_rate'])} |",
+              f"| false-interrupt rate | {fmt(plain['false_interrupt_rate']['value'])} | {fmt(res['false_interrupt_rate']['value'])} |",
               f"| recovered | {fmt(plain['recovery']['recovered_rate'])} | {fmt(res['recovery']['recovered_rate'])} |"]
     lines += [f"| {m} | {fmt(plain['paper_metrics'].get(m))} | {fmt(v)} |" for m, v in res["paper_metrics"].items()]
     for label in sorted(set(plain["categories"]) | set(res["categories"])):

@@ -25,7 +25,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from benchmarks.report import fmt, suites_of
+from benchmarks.report import false_interrupt_text, fmt, fmt_ci, skipped_text, suites_of
 from benchmarks.suites import SUITES, PaperFigure
 
 HERE = Path(__file__).parent
@@ -107,12 +107,15 @@ def suite_table(name: str, rule: Mapping[str, Any] | None, semantic: Mapping[str
     lines: list[str] = []
     for mode, res in (("rule", rule), ("semantic", semantic)):
         if res is not None:
-            lines.append(f"- {mode}: {res['n_cases']} cases ({res['n_errors']} errors) in {res['seconds']:.1f} s; false alarms "
-                         f"on clean cases {fmt(res['false_alarm_rate'])}; guard latency p50 {res['latency_ms']['p50']:.2f} ms, "
-                         f"p99 {res['latency_ms']['p99']:.2f} ms")
-    lines += ["", "| metric | rule | semantic | target | met (rule / semantic) | papers |", "|---|---|---|---|---|---|"]
+            lines.append(f"- {mode}: {res['n_cases']} cases in {res.get('n_families', '?')} families ({res['n_errors']} errors) in "
+                         f"{res['seconds']:.1f} s; {false_interrupt_text(res)}; guard latency p50 {res['latency_ms']['p50']:.2f} ms, "
+                         f"p99 {res['latency_ms']['p99']:.2f} ms{skipped_text(res)}")
+    lines += ["", "| metric | rule [95% interval] | semantic [95% interval] | target | met (rule / semantic) | papers |",
+              "|---|---|---|---|---|---|"]
     rule_m = dict((rule or {}).get("paper_metrics", {}))
     sem_m = dict((semantic or {}).get("paper_metrics", {}))
+    rule_ci = dict((rule or {}).get("paper_ci95", {}))
+    sem_ci = dict((semantic or {}).get("paper_ci95", {}))
     by_metric: dict[str, list[PaperFigure]] = {}
     for f in figures:
         by_metric.setdefault(f.metric, []).append(f)
@@ -126,15 +129,26 @@ def suite_table(name: str, rule: Mapping[str, Any] | None, semantic: Mapping[str
         else:
             goal = f"{'≥' if target.op == '>=' else '≤'} {target.value:.2f}"
             marks = f"{_mark(target, r, rule is not None)} / {_mark(target, s, semantic_ran and semantic is not None)}"
-        sem_cell = fmt(s) if semantic_ran else "not run"
+        sem_cell = fmt_ci(s, sem_ci.get(metric)) if semantic_ran else "not run"
         if target is not None and r is None and s is None:
             lines.append(f"| {metric} | not measured | {'not measured' if semantic_ran else 'not run'} | {goal} | {marks} | |")
             continue
-        lines.append(f"| {metric} | {fmt(r)} | {sem_cell} | {goal} | {marks} | {_papers(by_metric.get(metric, []))} |")
+        lines.append(f"| {metric} | {fmt_ci(r, rule_ci.get(metric))} | {sem_cell} | {goal} | {marks} | {_papers(by_metric.get(metric, []))} |")
+    # beside the recalls: after the targeted figures (or first, without targets)
+    lines.insert(len(lines) - len(metrics) + len(targets), _false_interrupt_row(rule, semantic, semantic_ran))
     sources = sorted({f"{f.source}{' (rebuilt: other data, same protocol)' if f.rebuilt else ''}" for f in figures})
     if sources:
         lines += ["", "Papers' figures: " + "; ".join(sources) + "."]
     return lines
+
+
+def _false_interrupt_row(rule: Mapping[str, Any] | None, semantic: Mapping[str, Any] | None, semantic_ran: bool) -> str:
+    """The unified false-interrupt rate (retry, ask_human or block on a clean case) beside the
+    suite's recalls, with its interval and counts."""
+    def cell(res: Mapping[str, Any] | None) -> str:
+        fi = (res or {}).get("false_interrupt_rate")
+        return fmt_ci(fi["value"], fi) + f" ({fi['k']}/{fi['n']})" if isinstance(fi, Mapping) else "—"
+    return f"| false_interrupt_rate | {cell(rule)} | {cell(semantic) if semantic_ran else 'not run'} | | | |"
 
 
 def render(

@@ -38,6 +38,8 @@ class CaseResult(BaseModel):
     suite: str
     subset: str
     split: str
+    #: The case's family (``Case.family``): what the bootstrap intervals resample.
+    family: str = ""
     expected: dict[str, Any]
     action: str | None = None
     flagged: bool = False
@@ -98,7 +100,7 @@ def to_langchain(messages: Iterable[dict[str, Any]]) -> list[Any]:
 
 def run_case(case: Case, policy: Policy, agents: AgentSource, semantic: Any = None, judge: Any = None) -> CaseResult:
     """One case through the guarded graph; never raises (a crash is reported in ``error``)."""
-    result = CaseResult(id=case.id, suite=case.suite, subset=case.subset, split=case.split,
+    result = CaseResult(id=case.id, suite=case.suite, subset=case.subset, split=case.split, family=case.family,
                         expected=case.expected.model_dump(), gold_calls=case.gold_calls, meta=case.meta)
     try:
         _run(case, policy, agents, result, semantic, judge)

@@ -18,9 +18,13 @@ from guard.cli import app
 
 
 def suite_result(name: str, metrics: dict[str, float], seconds: float = 1.0) -> dict[str, Any]:
-    return {"suite": name, "split": "test", "n_cases": 10, "n_errors": 0, "categories": {}, "false_alarm_rate": 0.1,
+    return {"suite": name, "split": "test", "n_cases": 10, "n_families": 6, "n_errors": 0, "categories": {},
+            "false_interrupt_rate": {"value": 0.1, "k": 1, "n": 10, "ci95": [0.018, 0.404]},
             "recovery": {}, "latency_ms": {"p50": 0.5, "p95": 1.0, "p99": 2.0},
-            "policy": {"name": "default", "sha256": "ab" * 32}, "paper_metrics": metrics, "seconds": seconds}
+            "policy": {"name": "default", "sha256": "ab" * 32}, "paper_metrics": metrics, "seconds": seconds,
+            "paper_ci95": {"special_acc": {"ci95": [0.41, 0.92], "method": "wilson", "k": 7, "n": 10}},
+            "skipped_records": {"total": 2 if name == "critictool" else 0,
+                                "reasons": {"base.json: KeyError": 2} if name == "critictool" else {}}}
 
 
 def run(**suites: dict[str, float]) -> dict[str, Any]:
@@ -53,9 +57,20 @@ def test_rows_show_both_runs_the_target_and_met_or_missed():
     assert row(page, "special_error_param_acc")[3:5] == ["≥ 0.95", "met / **missed**"]
     assert row(page, "normal_false_alarm_rate")[3:5] == ["≤ 0.03", "**missed** / met"]
     assert row(page, "over_reflection_rate")[3:5] == ["≤ 0.05", "met / **missed**"]  # at the ceiling is met
-    assert row(page, "special_acc") == ["special_acc", "0.700", "0.800", "", "", "GPT-4o 0.930"]  # no target: figures only
+    assert row(page, "special_acc") == ["special_acc", "0.700 [0.41, 0.92]", "0.800 [0.41, 0.92]", "", "", "GPT-4o 0.930"]
     # a target whose metric neither run emitted is said to be unmeasured, never left out
     assert row(page, "special_irrelevant_acc")[1:5] == ["not measured", "not measured", "≥ 0.90", "not measured / not measured"]
+
+
+def test_the_false_interrupt_rate_sits_beside_the_recalls_with_its_interval_and_skips_are_said():
+    page = render(RULE, SEMANTIC, figures=FIGURES, notes=NOTES)
+    ace = section(page, "acebench").splitlines()
+    fi = next(i for i, line in enumerate(ace) if line.startswith("| false_interrupt_rate |"))
+    assert ace[fi - 1].startswith("| normal_false_alarm_rate |") and ace[fi + 1].startswith("| special_acc |")  # after the targets
+    assert row(page, "false_interrupt_rate")[1:3] == ["0.100 [0.02, 0.40] (1/10)"] * 2
+    assert "10 cases in 6 families (0 errors) in 1.0 s; false interrupts 0.100 [0.02, 0.40] (1 of 10 clean cases)" in page
+    assert "2 records skipped, unreadable (base.json: KeyError 2)" in section(page, "critictool")
+    assert "skipped" not in section(page, "acebench")
 
 
 def test_notes_land_under_their_suite_and_other_sections_at_the_end():
