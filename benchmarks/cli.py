@@ -110,6 +110,41 @@ def calibrate(
 
 
 @app.command()
+def transfer(
+    suite: str = typer.Argument(..., help="the suite to measure, or all"),
+    data_dir: Path | None = typer.Option(None, help="datasets folder (default: ../shared/datasets, else the bundled samples)"),
+    policy: Path | None = typer.Option(None, help="base policy YAML (default: the built-in policy)"),
+    semantic: bool = typer.Option(False, help="run the embedding checks and sweep their thresholds too (needs the semantic extra)"),
+    own: bool = typer.Option(False, help="also calibrate on the suite's own dev split, for the column beside"),
+    limit: int | None = typer.Option(None, help="at most N cases per suite and split"),
+    max_false_alarms: float | None = typer.Option(None, min=0, max=1, help="ceiling on the false-interrupt rate on clean cases"),
+    out: Path = typer.Option(Path("bench-out/transfer"), help="folder for transfer.json and transfer.md"),
+) -> None:
+    """Calibrate the thresholds on every OTHER suite's dev split and measure them on SUITE's test split."""
+    from benchmarks import transfer as transfer_mod
+    from benchmarks.suites import SUITES
+    from benchmarks.suites import suite as load_suite
+    from guard.policy import Policy, PolicyError
+
+    command = "guard bench " + " ".join(shlex.quote(a) for a in sys.argv[2:])
+    try:
+        targets = list(SUITES) if suite == "all" else [load_suite(suite).NAME]
+        base = Policy.from_yaml(policy) if policy else Policy()
+        if semantic:
+            _semantic(base)  # a missing extra fails before any case runs
+        run_data = transfer_mod.transfer(targets, data_dir or default_data_dir(), base=base, semantic=semantic, limit=limit,
+                                         max_false_alarms=max_false_alarms, own=own, echo=typer.echo)
+    except (KeyError, PolicyError, ValueError, OSError, ImportError) as exc:
+        typer.echo(f"error: {exc.args[0] if isinstance(exc, KeyError) else exc}", err=True)
+        raise typer.Exit(2) from exc
+    if not run_data["suites"]:
+        typer.echo("no suite had data to measure", err=True)
+        raise typer.Exit(1)
+    transfer_mod.write(run_data, out, command)
+    typer.echo(f"wrote {out / 'transfer.json'}, {out / 'transfer.md'}")
+
+
+@app.command()
 def results(
     data_dir: Path | None = typer.Option(None, help="datasets folder (default: ../shared/datasets, else the bundled samples)"),
     out: Path = typer.Option(Path("bench-out/results"), help="run folders: OUT/rule and OUT/semantic"),
