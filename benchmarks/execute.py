@@ -82,6 +82,8 @@ def run_suites(
         errors = per_suite[name]["n_errors"]
         console.print(f"{name}: {len(results)} cases in {seconds:.1f} s" + (f", [red]{errors} errors[/]" if errors else "")
                       + f"; {report.false_interrupt_text(per_suite[name])}{report.skipped_text(per_suite[name])}")
+        console.print("  " + "; ".join(f"{m} {report.fmt_ci(v, per_suite[name]['paper_ci95'].get(m))}"
+                                       for m, v in per_suite[name]["paper_metrics"].items()), highlight=False)
     if not per_suite:
         console.print("[red]no suite had data to run[/]")
         return None

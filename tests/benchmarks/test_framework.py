@@ -69,6 +69,16 @@ def run_json(recall: float) -> dict:
     return {"suite": "s", "categories": {"missing_information": {"precision": 0.9, "recall": recall}}, "paper_metrics": {"m": recall}}
 
 
+def test_compare_flags_a_rise_of_false_interrupts_beyond_the_threshold():
+    old, new = run_json(0.8), run_json(0.8)
+    old["false_interrupt_rate"] = {"value": 0.05, "k": 5, "n": 100, "ci95": [0.02, 0.11]}
+    new["false_interrupt_rate"] = {"value": 0.08, "k": 8, "n": 100, "ci95": [0.04, 0.15]}
+    table, regressions = compare(old, new, max_drop=0.01)
+    assert "| s | (clean cases) | false_interrupt_rate | 0.050 | 0.080 | +0.030 |" in table
+    assert regressions == ["s false_interrupt_rate 0.050 -> 0.080"]
+    assert compare(new, old, max_drop=0.01)[1] == []  # fewer interrupts is no regression
+
+
 def test_compare_flags_drops_beyond_the_threshold(tmp_path: Path):
     table, regressions = compare(run_json(0.80), run_json(0.78), max_drop=0.01)
     assert "| s | missing_information | recall | 0.800 | 0.780 | -0.020 |" in table
