@@ -191,15 +191,37 @@ def percentiles(values: Iterable[float]) -> dict[str, float]:
     return {"p50": q[49], "p95": q[94], "p99": q[98]}
 
 
-def _f1s(results: Sequence[Any]) -> dict[str, float]:
-    return {label: c["f1"] for label, c in confusion(results).items()}
+def _f1_intervals(results: Sequence[Any], labels: Sequence[str], resamples: int = BOOTSTRAP,
+                  seed: int = 0) -> dict[str, tuple[float, float]]:
+    """The family-bootstrap interval of each label's F1: per family its tp/fp/fn counts, summed over
+    families drawn with replacement (the same resampling as ``bootstrap``, vectorised); a draw
+    holding no case of the label and no prediction of it has no F1 and is left out."""
+    import numpy as np
+
+    families: dict[str, int] = {}
+    for r in results:
+        families.setdefault(getattr(r, "family", "") or r.id, len(families))
+    if not families or not labels:
+        return {}
+    counts = np.zeros((len(families), len(labels), 3))
+    for r in results:
+        f, want = families[getattr(r, "family", "") or r.id], r.expected["label"]
+        for j, label in enumerate(labels):
+            hit = label in r.predicted
+            counts[f, j] += (want == label and hit, want != label and hit, want == label and not hit)
+    draws = np.random.default_rng(seed).integers(0, len(families), size=(resamples, len(families)))
+    tp, fp, fn = np.moveaxis(counts[draws].sum(axis=1), -1, 0)  # each resamples x labels
+    with np.errstate(invalid="ignore", divide="ignore"):
+        f1 = 2 * tp / (2 * tp + fp + fn)  # NaN in a draw without the label at all: left out
+    return {label: (float(np.nanquantile(f1[:, j], 0.025)), float(np.nanquantile(f1[:, j], 0.975)))
+            for j, label in enumerate(labels) if not np.isnan(f1[:, j]).all()}
 
 
 def confusion_intervals(results: Sequence[Any]) -> dict[str, dict[str, Any]]:
     """Per label: the confusion counts and figures, with ``ci95`` of precision and recall (Wilson)
     and of F1 (family bootstrap)."""
     conf = confusion(results)
-    boot = bootstrap(results, _f1s, conf)
+    boot = _f1_intervals(results, list(conf))
     out: dict[str, dict[str, Any]] = {}
     for label, c in conf.items():
         tp, fp, n = int(c["tp"]), int(c["fp"]), int(c["n"])
@@ -216,6 +238,11 @@ def summary(results: Sequence[Any]) -> dict[str, Any]:
         "n_errors": sum(1 for r in results if r.error),
         "categories": confusion_intervals(results),
         "false_interrupt_rate": false_interrupts(results),
-        "recovery": recovery(results),
+        "recovery": _with_interval(recovery(results)),
         "latency_ms": latency(results),
     }
+
+
+def _with_interval(rec: dict[str, Any]) -> dict[str, Any]:
+    rate = rec["recovered_rate"]
+    return rec | {"recovered_ci95": list(wilson(rate.k, rate.n)) if isinstance(rate, Proportion) else None}

@@ -155,7 +155,7 @@ def markdown(run: dict[str, Any], figures: dict[str, list[PaperFigure]], command
             cells = " | ".join(fmt_ci(c[m], {"ci95": ci.get(m)}) for m in ("precision", "recall", "f1"))
             lines.append(f"| {label} | {c['n']} | {c['tp']} | {c['fp']} | {c['fn']} | {cells} |")
         rec = res["recovery"]
-        lines += ["", f"Recovery: {fmt(rec['recovered_rate'])} of {rec['n_with_gold']} cases with a gold call ended with it; "
+        lines += ["", f"Recovery: {fmt_ci(rec['recovered_rate'], {'ci95': rec.get('recovered_ci95')})} of {rec['n_with_gold']} cases with a gold call ended with it; "
                   f"{rec['questions_per_case']:.2f} questions and {rec['retries_per_case']:.2f} retries per case.", ""]
         if res["n_cases"]:
             lines += [f"![{name} confusion](plots/{name}-confusion.png) ![{name} recall vs false alarms](plots/{name}-labels.png)", ""]

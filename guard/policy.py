@@ -227,8 +227,18 @@ class Templates(_Strict):
 
 
 class EscalationConfig(_Strict):
+    """Questions registered for a human (the HTTP service): how long they wait, and how many and
+    how large may wait at once. Over a cap the question is not registered and the call is blocked
+    with the reason (the response's ``escalation_refused``): a flood of questions, or one of
+    megabytes, cannot exhaust the shared state."""
+
     ttl_seconds: float = Field(3600.0, gt=0)
     on_expiry: Action = Action.BLOCK
+    max_pending: int = Field(10_000, ge=1, description="escalations pending at once across all threads")
+    max_pending_per_thread: int = Field(20, ge=1, description="escalations pending at once in one thread")
+    max_payload_bytes: int = Field(
+        262_144, ge=1024, description="size of one escalation as stored (question, arguments, findings, tool schema)"
+    )
 
 
 class Policy(_Strict):

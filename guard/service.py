@@ -24,8 +24,10 @@ the policy's per-tool overrides always do), the ``OTEL_*`` variables (tracing) a
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import re
 import secrets
 import shutil
 import tempfile
@@ -59,23 +61,26 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from guard.budgets import GuardState
+from guard.checks import CheckContext, arguments
 from guard.checks.judge import judge_for
 from guard.conversation import Conversation
 from guard.engine import Guard
 from guard.escalation import Answer, payload
 from guard.models import Decision, ToolCall, short_hash
 from guard.policy import Policy, load_policy
-from guard.registry import ToolRegistry, ToolSchemaError
+from guard.registry import ToolRegistry, ToolSchemaError, ToolSpec
 from guard.state import (
     EXPIRED_RESOLUTION,
+    Approval,
     CircuitStatus,
     Escalation,
+    EscalationRefused,
     ResilientStore,
     StateConfig,
     StateStore,
     make_store,
 )
-from guard.state.base import Clock
+from guard.state.base import Clock, PageCursor, approval_key
 from guard.state.config import BackendErrorMode
 from guard.taxonomy import TOOL_ERROR_CATEGORIES, Action, Category
 from guard.telemetry import (
@@ -146,6 +151,15 @@ class CheckResponse(Decision):
     escalation: Escalation | None = Field(
         None, description="the question registered for the human (absent if it could not be registered)"
     )
+    escalation_refused: str | None = Field(
+        None,
+        description="why the question was not registered (a cap of the policy's escalation section): the call is blocked",
+    )
+    approved_by: str | None = Field(
+        None,
+        description="the escalation whose approval of exactly this call (thread, arguments, policy) this decision "
+        "consumed: the call runs this once",
+    )
     state: StateReport = Field(default_factory=StateReport)
 
 
@@ -170,6 +184,9 @@ class OutcomeRequest(BaseModel):
 
 class EscalationList(BaseModel):
     escalations: list[Escalation]
+    next_cursor: str | None = Field(
+        None, description="pass as ?cursor= for the next page; absent on the last page"
+    )
 
 
 class ErrorBody(BaseModel):
@@ -219,9 +236,11 @@ class _Service:
         #: The optional LLM judge (``checks.judge``), one for every request: its cap and cache span them.
         self.judge = judge_for(None, policy)
         if isinstance(store, ResilientStore):
-            store = ResilientStore(store.inner, store.mode, on_error=_chain(store.on_error, self._backend_error))
+            hooks = _chain(store.on_error, self._backend_error)
+            store = ResilientStore(store.inner, store.mode, on_error=hooks, timeout_ms=store.timeout_ms)
         else:  # a bare store (a RedisStore passed in): fail closed rather than answer 500
-            store = ResilientStore(store, "fail_closed", on_error=self._backend_error)
+            store = ResilientStore(store, "fail_closed", on_error=self._backend_error, timeout_ms=policy.state.timeout_ms)
+
         self.store = store
         self.expiry_resolution = (
             {"action": "approve", "reason": "expired"} if policy.escalation.on_expiry.runs else EXPIRED_RESOLUTION
@@ -243,20 +262,52 @@ class _Service:
         call = ToolCall.from_any(request.call.model_dump())
         conversation = Conversation.from_messages([m.model_dump(exclude_none=True) for m in request.messages])
         parent = extract_context(headers)
-        with _tracking_failures() as failed, self.telemetry.check_span(call.name, call.id, parent) as span:
+        with (
+            _tracking_failures() as failed,
+            self.store.deadline(),
+            self.telemetry.check_span(call.name, call.id, parent) as span,
+        ):
             self._apply_circuit(registry, call.name)
             state = self._budgets(request.thread_id, call, conversation)
-            decision = Guard(registry, self.policy, judge=self.judge).check(call, conversation, state)
+            guard = Guard(registry, self.policy, judge=self.judge)
+            decision = guard.check(call, conversation, state)
+            approved_by = None
+            if decision.action is Action.ASK_HUMAN and request.thread_id is not None:
+                decision, approved_by = self._approved(guard, decision, conversation, state, request.thread_id)
             retry_count = state.retries_of(call.signature)
             if decision.action is Action.RETRY:
                 for category in self._retry_categories(decision):
                     self.telemetry.record_retry(call.name, category)
                 if request.thread_id is not None:
                     retry_count = self.store.incr_retries(request.thread_id, call.signature, self.retry_ttl).per_call
-            escalation = self._open(decision, request.thread_id, failed) if decision.action is Action.ASK_HUMAN else None
+            escalation, refused = None, None
+            if decision.action is Action.ASK_HUMAN:
+                escalation, refused = self._open(decision, request.thread_id, registry, failed)
+                if refused is not None:
+                    decision = _refused(decision, refused)
             self.telemetry.record_decision(decision)
             span_decision(span, decision, retry_count)
-        return CheckResponse(**dict(decision), escalation=escalation, state=self._report(failed))
+        return CheckResponse(
+            **dict(decision),
+            escalation=escalation,
+            escalation_refused=refused,
+            approved_by=approved_by,
+            state=self._report(failed),
+        )
+
+    def _approved(
+        self, guard: Guard, decision: Decision, conversation: Conversation, state: GuardState, thread_id: str
+    ) -> tuple[Decision, str | None]:
+        """A call that would ask the human runs when a human approved (or wrote, by an edit) exactly
+        it in this thread under this policy: the approval is consumed, so it runs once. Asked only
+        when the approved re-check would run, so an approval is never spent on a call still held."""
+        rechecked = guard.check(decision.call, conversation, state, approved=True)
+        if not rechecked.action.runs:
+            return decision, None
+        hashes = dict.fromkeys([short_hash(decision.call_to_run.args), short_hash(decision.call.args)])
+        keys = [approval_key(thread_id, decision.call.name, h, decision.policy_hash) for h in hashes]
+        granted = self.store.consume_approval(keys)
+        return (rechecked, granted) if granted is not None else (decision, None)
 
     def _apply_circuit(self, registry: ToolRegistry, tool: str | None) -> None:
         """An open circuit (or a half-open one whose probe is taken) makes the tool unavailable."""
@@ -296,11 +347,16 @@ class _Service:
             if f.repair is None and self.policy.action_for(f.category, tool) is Action.RETRY
         }
 
-    def _open(self, decision: Decision, thread_id: str | None, failed: list[str]) -> Escalation | None:
-        """Register the question. Each one gets a fresh id: checking the same call again must not
-        reopen a question already answered."""
+    def _open(
+        self, decision: Decision, thread_id: str | None, registry: ToolRegistry, failed: list[str]
+    ) -> tuple[Escalation | None, str | None]:
+        """Register the question: the escalation, or why a cap of the policy's ``escalation``
+        section refused it. Each one gets a fresh id: checking the same call again must not reopen
+        a question already answered. The tool's schema goes with it, to validate an edit."""
+        caps = self.policy.escalation
         now = self.clock()
         escalation_id = uuid.uuid4().hex
+        spec = registry.get(decision.call.name)
         escalation = Escalation(
             id=escalation_id,
             thread_id=thread_id or "",
@@ -308,15 +364,25 @@ class _Service:
             args_hash=short_hash(decision.call_to_run.args),
             policy_hash=decision.policy_hash,
             created_at=now,
-            expires_at=now + self.policy.escalation.ttl_seconds,
+            expires_at=now + caps.ttl_seconds,
             trace_context=inject_context(),
+            tool_schema=spec.parameters if spec is not None else None,
         )
-        self.store.put_escalation(escalation)
+        size = len(escalation.model_dump_json().encode())
+        if size > caps.max_payload_bytes:
+            return None, f"the question would take {size} bytes, over escalation.max_payload_bytes ({caps.max_payload_bytes})"
+        try:
+            self.store.put_escalation(
+                escalation, max_pending=caps.max_pending, max_pending_per_thread=caps.max_pending_per_thread
+            )
+        except EscalationRefused as refused:
+            where = " in this thread" if refused.cap == "max_pending_per_thread" else ""
+            return None, f"{refused.limit} questions are already waiting for a human{where} (escalation.{refused.cap})"
         if "put_escalation" in failed:
-            return None
+            return None, None
         self.telemetry.escalation_opened(decision.escalation_kind)
         self._refresh_pending(failed)
-        return escalation
+        return escalation, None
 
     # -- outcomes ---------------------------------------------------------------------------------
 
@@ -330,23 +396,38 @@ class _Service:
 
     # -- escalations ------------------------------------------------------------------------------
 
-    def pending(self, thread_id: str | None) -> EscalationList:
-        with _tracking_failures() as failed:
+    def pending(self, thread_id: str | None, limit: int = 100, cursor: str | None = None) -> EscalationList:
+        """One page of the questions waiting, soonest to expire first; O(log n + limit)."""
+        after = _decode_cursor(cursor)
+        with _tracking_failures() as failed, self.store.deadline():
             self._expire()
-            escalations = self.store.pending_escalations(thread_id)
+            page = self.store.escalation_page(thread_id, limit=limit, after=after)
             self._refresh_pending(failed)
             if failed:
                 raise _unavailable(failed)
-        return EscalationList(escalations=escalations)
+        return EscalationList(escalations=page.escalations, next_cursor=_encode_cursor(page.next_after))
 
-    def resolve(self, escalation_id: str, answer: Answer) -> Escalation:
-        with _tracking_failures() as failed:
+    def get(self, escalation_id: str) -> Escalation:
+        """One escalation, whatever its status (pending, resolved with its answer, or expired)."""
+        with _tracking_failures() as failed, self.store.deadline():
             self._expire()
             found = self.store.get_escalation(escalation_id)
             if found is None:
                 raise _unavailable(failed) if failed else HTTPException(404, f"no escalation {escalation_id!r}")
+        return found
+
+    def resolve(self, escalation_id: str, answer: Answer) -> Escalation:
+        with _tracking_failures() as failed, self.store.deadline():
+            self._expire()
+            found = self.store.get_escalation(escalation_id)
+            if found is None:
+                raise _unavailable(failed) if failed else HTTPException(404, f"no escalation {escalation_id!r}")
+            if answer.action == "edit" and answer.args is not None:
+                self._validate_edit(found, answer.args)
             with self.telemetry.resume_span(found.trace_context, escalation_id) as span:
-                resolved = self.store.resolve_escalation(escalation_id, answer.model_dump(mode="json", exclude_none=True))
+                resolved = self.store.resolve_escalation(
+                    escalation_id, answer.model_dump(mode="json", exclude_none=True), approval=self._approval(found, answer)
+                )
                 if resolved is None:
                     if failed:
                         raise _unavailable(failed)
@@ -359,16 +440,100 @@ class _Service:
             self._refresh_pending(failed)
         return resolved
 
+    def _validate_edit(self, found: Escalation, args: dict[str, Any]) -> None:
+        """An edit whose arguments break the tool's schema (kept with the escalation) is a 422, and
+        the escalation stays pending: the guard's own argument checks, as a proposed call gets."""
+        request = (found.payload.get("requests") or [{}])[0]
+        tool = request.get("tool")
+        if found.tool_schema is None or not isinstance(tool, str):
+            return  # the tool was unknown when asked: the re-check of the edited call judges it
+        spec = ToolSpec(name=tool, parameters=found.tool_schema)
+        call = ToolCall(name=tool, args=args, id=request.get("tool_call_id"))
+        parsed, findings = arguments.parse_arguments(call, self.policy.checks.limits, parse_json=False)
+        if parsed is not None:
+            context = CheckContext(
+                call=call, args=parsed, spec=spec, registry=ToolRegistry([spec]),
+                conversation=Conversation.from_messages([]), state=GuardState(), policy=self.policy,
+            )  # fmt: skip
+            findings += arguments.check(context)
+        errors = [
+            {
+                "type": f"edit_{f.category.value}",
+                "loc": ("body", "args", *_path_parts(f.path)),
+                "msg": f.message,
+                "input": args,
+                "ctx": {"tool": tool, "path": f.path},
+            }
+            for f in findings
+            if f.repair is None
+        ]
+        if errors:
+            raise RequestValidationError(errors)
+
+    def _approval(self, found: Escalation, answer: Answer) -> Approval | None:
+        """An approve or edit answer in a thread approves that exact call (the edited arguments for
+        an edit) under the policy it was asked under, for one re-check within ``ttl_seconds``."""
+        if answer.action not in ("approve", "edit") or not found.thread_id:
+            return None
+        args_hash = short_hash(answer.args) if answer.action == "edit" and answer.args is not None else found.args_hash
+        return self._approval_of(found, args_hash)
+
+    def _approval_of(self, found: Escalation, args_hash: str) -> Approval:
+        tool = (found.payload.get("requests") or [{}])[0].get("tool")
+        key = approval_key(found.thread_id, tool, args_hash, found.policy_hash)
+        return Approval(key, found.id, self.policy.escalation.ttl_seconds)
+
     def _expire(self) -> None:
-        """Expire what nobody answered in time, with the policy's default, before reading."""
+        """Expire what nobody answered in time (at most ``SWEEP_LIMIT`` per call), with the
+        policy's default, before reading. An expiry that approves (``on_expiry`` runs the call)
+        approves it like a human's approve."""
+        approves = self.expiry_resolution["action"] == "approve"
         for e in self.store.expire_escalations(default_resolution=self.expiry_resolution):
             self.telemetry.escalation_closed(e.payload.get("kind"), "expired", (e.resolved_at or self.clock()) - e.created_at)
+            if approves and e.thread_id:
+                self.store.grant_approval(self._approval_of(e, e.args_hash))
 
     def _refresh_pending(self, failed: list[str]) -> None:
+        """The pending gauge from a count the store keeps (O(log n)), never a listing."""
         before = len(failed)
-        count = len(self.store.pending_escalations())
+        count = self.store.pending_count()
         if len(failed) == before:  # a degraded empty answer is not a count
             self.telemetry.set_pending(count)
+
+
+def _refused(decision: Decision, reason: str) -> Decision:
+    """A call that needs a human whose question could not be registered does not run."""
+    asked = decision.question or "a human's review"
+    feedback = (
+        f"The call to `{decision.call.name}` was not run: it needs {asked!r}, but the question could not be "
+        f"put to a human: {reason}. Do not retry it now; tell the user it is waiting on a human."
+    )
+    return decision.model_copy(update={"action": Action.BLOCK, "feedback": feedback})
+
+
+def _encode_cursor(after: PageCursor | None) -> str | None:
+    if after is None:
+        return None
+    return base64.urlsafe_b64encode(json.dumps(list(after)).encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str | None) -> PageCursor | None:
+    """The page cursor, or a 422 like any malformed query parameter."""
+    if cursor is None:
+        return None
+    try:
+        expires_at, escalation_id = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        if isinstance(expires_at, (int, float)) and isinstance(escalation_id, str):
+            return float(expires_at), escalation_id
+    except (ValueError, TypeError):
+        pass
+    error = {"type": "cursor", "loc": ("query", "cursor"), "msg": "not a cursor this service returned", "input": cursor}
+    raise RequestValidationError([error])
+
+
+def _path_parts(path: str) -> list[str]:
+    """A finding's JSON path ("$.a.b[0]") as location parts."""
+    return [part for part in re.split(r"[.\[\]$]+", path) if part]
 
 
 def _chain(*hooks: Callable[[str, Exception], None] | None) -> Callable[[str, Exception], None]:
@@ -520,9 +685,23 @@ def create_app(
         return service.outcome(body)
 
     @v1.get("/escalations", response_model=EscalationList, responses={503: {"model": ErrorBody}})
-    def escalations(thread_id: str | None = Query(None, description="only this thread's")) -> EscalationList:
-        """Questions waiting for a human, soonest to expire first."""
-        return service.pending(thread_id)
+    def escalations(
+        thread_id: str | None = Query(None, description="only this thread's"),
+        limit: int = Query(100, ge=1, le=1000, description="escalations per page"),
+        cursor: str | None = Query(None, description="the previous page's next_cursor"),
+    ) -> EscalationList:
+        """Questions waiting for a human, soonest to expire first, a page at a time: follow
+        ``next_cursor`` until it is absent."""
+        return service.pending(thread_id, limit, cursor)
+
+    @v1.get(
+        "/escalations/{escalation_id}",
+        response_model=Escalation,
+        responses={404: {"model": ErrorBody}, 503: {"model": ErrorBody}},
+    )
+    def escalation(escalation_id: str) -> Escalation:
+        """One escalation, pending or not: an agent polls it for the human's answer."""
+        return service.get(escalation_id)
 
     @v1.post(
         "/escalations/{escalation_id}/resolve",
@@ -530,7 +709,10 @@ def create_app(
         responses={404: {"model": ErrorBody}, 409: {"model": ErrorBody}, 503: {"model": ErrorBody}},
     )
     def resolve(escalation_id: str, answer: Answer) -> Escalation:
-        """Answer an escalation; exactly one answer is ever applied (409 for the others)."""
+        """Answer an escalation; exactly one answer is ever applied (409 for the others). An
+        ``edit`` whose arguments break the tool's schema is a 422 and leaves it pending. In a
+        thread, ``approve`` or ``edit`` lets one re-check (``POST /v1/check``) of exactly that
+        call (same arguments, same policy) run."""
         return service.resolve(escalation_id, answer)
 
     app.include_router(v1)

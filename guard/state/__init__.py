@@ -11,9 +11,12 @@ import os
 
 from guard.state.base import (
     EXPIRED_RESOLUTION,
+    Approval,
     CircuitState,
     CircuitStatus,
     Escalation,
+    EscalationPage,
+    EscalationRefused,
     EscalationStatus,
     RetryCounts,
     StateBackendError,
@@ -31,8 +34,9 @@ def make_store(config: StateConfig | None = None) -> StateStore:
     """The store a configuration asks for.
 
     Redis when ``backend == "redis"`` or ``GUARD_REDIS_URL`` is set (at the URL ``redis_url``, or
-    the variable's when that is unset), wrapped in a ``ResilientStore`` answering per ``on_backend_error``; otherwise a
-    ``MemoryStore``.
+    the variable's when that is unset), with ``timeout_ms`` as its socket timeout, wrapped in a
+    ``ResilientStore`` answering per ``on_backend_error`` once a decision's ``timeout_ms`` budget
+    is spent; otherwise a ``MemoryStore``.
     """
     config = config or StateConfig()
     env_url = os.environ.get(REDIS_URL_ENV) or None
@@ -43,17 +47,21 @@ def make_store(config: StateConfig | None = None) -> StateStore:
         raise ValueError(f"state backend 'redis' needs redis_url or the {REDIS_URL_ENV} environment variable")
     from guard.state.redis import RedisStore  # redis is an optional dependency
 
-    redis_store = RedisStore(url, key_prefix=config.key_prefix, circuit=config.circuit)
-    return ResilientStore(redis_store, mode=config.on_backend_error)
+    timeout = config.timeout_ms / 1000
+    redis_store = RedisStore(url, key_prefix=config.key_prefix, circuit=config.circuit, socket_timeout=timeout)
+    return ResilientStore(redis_store, mode=config.on_backend_error, timeout_ms=config.timeout_ms)
 
 
 __all__ = [
     "EXPIRED_RESOLUTION",
     "REDIS_URL_ENV",
+    "Approval",
     "CircuitConfig",
     "CircuitState",
     "CircuitStatus",
     "Escalation",
+    "EscalationPage",
+    "EscalationRefused",
     "EscalationStatus",
     "MemoryStore",
     "ResilientStore",

@@ -36,4 +36,11 @@ class StateConfig(_Strict):
         description="fail_open: act as if nothing were recorded; fail_closed: budgets spent, circuits open",
     )
     retry_ttl_seconds: float = Field(86400, gt=0, description="retry counts of a thread expire this long after its last retry")
+    timeout_ms: float = Field(
+        500,
+        gt=0,
+        le=60_000,
+        description="budget for all state operations of one decision (and the Redis socket timeout); "
+        "once spent, the remaining operations answer per on_backend_error",
+    )
     circuit: CircuitConfig = CircuitConfig()

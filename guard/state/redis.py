@@ -13,7 +13,12 @@ from a stale read or both apply an answer. Keys (all under ``key_prefix``):
   status without decoding and re-encoding the payload (Lua's cjson would round floats to 14 digits
   and turn ``[]`` into ``{}``); kept ``retention_seconds`` past its expiry or its resolution, so
   records vanish even when no replica sweeps;
-* ``escalations:pending`` and ``escalations:pending:{thread}``: sorted sets of pending ids by expiry.
+* ``escalations:pending`` and ``escalations:pending:{thread}``: sorted sets of pending ids by expiry
+  (ties by id, Redis's own order), so registering, resolving, counting (``ZCOUNT``) and a page
+  (``ZRANK`` of the cursor, then ``ZRANGE``) cost O(log n) whatever the backlog; the caps on
+  pending escalations are checked in the same script that registers one;
+* ``approval:{key}``: the escalation id whose approval of one exact call (``approval_key``) a
+  re-check may consume once (``GETDEL``); set by the resolving script, expiring with its TTL.
 
 Circuit times come from the calling replica's clock (injectable); budget and probe expiry use the
 server's. The scripts name keys they derive at run time, so this targets a single Redis (or a
@@ -35,9 +40,14 @@ from redis.retry import Retry
 
 from guard.state.base import (
     EXPIRED_RESOLUTION,
+    SWEEP_LIMIT,
+    Approval,
     CircuitStatus,
     Clock,
     Escalation,
+    EscalationPage,
+    EscalationRefused,
+    PageCursor,
     RetryCounts,
     StateBackendError,
     StateStore,
@@ -77,7 +87,64 @@ redis.call('PEXPIRE', KEYS[2], ARGV[4])
 return 1
 """
 
-# KEYS: escalation hash, pending set. ARGV: now, resolution JSON, per-thread pending prefix, retention (ms).
+# KEYS: escalation hash, pending set, thread's pending set. ARGV: now, id, thread id, expires_at,
+# status, record JSON, resolution JSON or '', resolved_at or '', keep (ms), max pending (-1: none),
+# max pending in the thread (-1: none), per-thread pending prefix.
+_PUT = """
+local old_status = redis.call('HGET', KEYS[1], 'status')
+if ARGV[5] == 'pending' and old_status ~= 'pending' then
+  local live = '(' .. ARGV[1]
+  if tonumber(ARGV[10]) >= 0 and redis.call('ZCOUNT', KEYS[2], live, '+inf') >= tonumber(ARGV[10]) then
+    return 'max_pending'
+  end
+  if tonumber(ARGV[11]) >= 0 and redis.call('ZCOUNT', KEYS[3], live, '+inf') >= tonumber(ARGV[11]) then
+    return 'max_pending_per_thread'
+  end
+end
+if old_status == 'pending' then
+  redis.call('ZREM', KEYS[2], ARGV[2])
+  redis.call('ZREM', ARGV[12] .. redis.call('HGET', KEYS[1], 'thread_id'), ARGV[2])
+end
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'id', ARGV[2], 'thread_id', ARGV[3], 'expires_at', ARGV[4], 'status', ARGV[5], 'record', ARGV[6])
+if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'resolution', ARGV[7]) end
+if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'resolved_at', ARGV[8]) end
+if ARGV[5] == 'pending' then
+  redis.call('ZADD', KEYS[2], ARGV[4], ARGV[2])
+  redis.call('ZADD', KEYS[3], ARGV[4], ARGV[2])
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[9])
+return 'stored'
+"""
+
+# KEYS: pending set. ARGV: now, cursor's expires_at or '', cursor's id, limit.
+# Entries after the cursor (or all not yet expired), at most limit, as id, score pairs.
+_PAGE = """
+local now, limit = tonumber(ARGV[1]), tonumber(ARGV[4])
+if ARGV[2] == '' or tonumber(ARGV[2]) <= now then
+  return redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '+inf', 'WITHSCORES', 'LIMIT', 0, limit)
+end
+local score = redis.call('ZSCORE', KEYS[1], ARGV[3])
+if score and tonumber(score) == tonumber(ARGV[2]) then
+  local rank = redis.call('ZRANK', KEYS[1], ARGV[3])
+  return redis.call('ZRANGE', KEYS[1], rank + 1, rank + limit, 'WITHSCORES')
+end
+-- the cursor's escalation is no longer pending: its ties by score, then what follows
+local out = {}
+local ties = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[2], ARGV[2])
+for _, id in ipairs(ties) do
+  if id > ARGV[3] and #out < 2 * limit then
+    table.insert(out, id)
+    table.insert(out, ARGV[2])
+  end
+end
+local rest = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[2], '+inf', 'WITHSCORES', 'LIMIT', 0, limit - #out / 2)
+for _, v in ipairs(rest) do table.insert(out, v) end
+return out
+"""
+
+# KEYS: escalation hash, pending set, approval key or the hash again. ARGV: now, resolution JSON,
+# per-thread pending prefix, retention (ms), approval's escalation id ('' : none), approval TTL (ms).
 _RESOLVE = """
 if redis.call('HGET', KEYS[1], 'status') ~= 'pending' then return false end
 if tonumber(ARGV[1]) >= tonumber(redis.call('HGET', KEYS[1], 'expires_at')) then return false end
@@ -86,13 +153,23 @@ redis.call('HSET', KEYS[1], 'status', 'resolved', 'resolution', ARGV[2], 'resolv
 redis.call('ZREM', KEYS[2], id)
 redis.call('ZREM', ARGV[3] .. redis.call('HGET', KEYS[1], 'thread_id'), id)
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
+if ARGV[5] ~= '' then redis.call('SET', KEYS[3], ARGV[5], 'PX', ARGV[6]) end
 return redis.call('HGETALL', KEYS[1])
 """
 
-# KEYS: pending set. ARGV: now, resolution JSON, per-thread pending prefix, escalation prefix, retention (ms).
+# KEYS: approval keys. The first one held, taken.
+_CONSUME = """
+for _, key in ipairs(KEYS) do
+  local held = redis.call('GETDEL', key)
+  if held then return held end
+end
+return false
+"""
+
+# KEYS: pending set. ARGV: now, resolution JSON, per-thread pending prefix, escalation prefix, retention (ms), limit.
 _EXPIRE = """
 local out = {}
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])) do
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[6]))) do
   local key = ARGV[4] .. id
   redis.call('ZREM', KEYS[1], id)
   if redis.call('HGET', key, 'status') == 'pending' then
@@ -128,26 +205,40 @@ class RedisStore(StateStore):
         clock: Clock = time.time,
         retention_seconds: float = DEFAULT_RETENTION_SECONDS,
         socket_timeout: float = 1.0,
+        ping_timeout: float = 0.2,
     ) -> None:
         self.circuit_config = circuit or CircuitConfig()
         self.url = redact_url(url)
         self._clock = clock
         self._p = key_prefix
         self._retention_ms = _ms(retention_seconds)
-        # One immediate retry (a pooled connection gone stale after a Redis restart), then fail fast:
-        # redis-py's default backs off for seconds, which a guard on the request path cannot afford.
-        # A write retried after its reply was lost errs on the safe side: a retry or failure counted
-        # twice, or a resolution reported as lost (None) rather than applied twice.
+        # One immediate retry of a connection error (a pooled connection gone stale after a Redis
+        # restart), then fail fast: redis-py's default backs off for seconds, which a guard on the
+        # request path cannot afford. A timeout is not retried: a hung server would cost twice the
+        # budget. A write retried after its reply was lost errs on the safe side: a retry or
+        # failure counted twice, or a resolution reported as lost (None) rather than applied twice.
         self._r = redis.Redis.from_url(
             url,
             socket_timeout=socket_timeout,
             socket_connect_timeout=socket_timeout,
-            retry=Retry(NoBackoff(), 1),
+            retry=Retry(NoBackoff(), 1, supported_errors=(redis.exceptions.ConnectionError,)),
+            decode_responses=True,
+        )
+        # Readiness has its own connections with a short timeout and no retry, so a probe answers
+        # within about 2 x ping_timeout whatever the server does, and never waits behind a request.
+        self._probe = redis.Redis.from_url(
+            url,
+            socket_timeout=ping_timeout,
+            socket_connect_timeout=ping_timeout,
+            retry=Retry(NoBackoff(), 0),
             decode_responses=True,
         )
         self._record = self._r.register_script(_RECORD)
         self._acquire = self._r.register_script(_ACQUIRE)
+        self._put = self._r.register_script(_PUT)
+        self._page = self._r.register_script(_PAGE)
         self._resolve = self._r.register_script(_RESOLVE)
+        self._consume = self._r.register_script(_CONSUME)
         self._expire = self._r.register_script(_EXPIRE)
 
     @contextmanager
@@ -211,61 +302,72 @@ class RedisStore(StateStore):
         return circuit_status(tool, failures, opened_at, fields.get("reason") or None, now, self.circuit_config)
 
     # Escalations
-    def put_escalation(self, escalation: Escalation) -> None:
+    def _pending_key(self, thread_id: str | None) -> str:
+        return f"{self._p}escalations:pending" + ("" if thread_id is None else f":{thread_id}")
+
+    def put_escalation(
+        self, escalation: Escalation, *, max_pending: int | None = None, max_pending_per_thread: int | None = None
+    ) -> None:
         e = escalation
-        key = f"{self._p}escalation:{e.id}"
-        fields: dict[str, str] = {
-            "id": e.id,
-            "thread_id": e.thread_id,
-            "expires_at": repr(e.expires_at),
-            "status": e.status,
-            "record": e.model_dump_json(),
-        }
-        if e.resolution is not None:
-            fields["resolution"] = json.dumps(e.resolution)
-        if e.resolved_at is not None:
-            fields["resolved_at"] = repr(e.resolved_at)
-        pending = [f"{self._p}escalations:pending", f"{self._p}escalations:pending:{e.thread_id}"]
+        now = self._clock()
         # Pending: kept until retention after its expiry, even if no replica ever sweeps it.
-        remaining = e.expires_at - self._clock() if e.status == "pending" else 0.0
+        remaining = e.expires_at - now if e.status == "pending" else 0.0
         keep_ms = self._retention_ms + (_ms(remaining) if remaining > 0 else 0)
+        per_thread = max_pending_per_thread if max_pending_per_thread is not None and e.thread_id else -1
+        keys = [f"{self._p}escalation:{e.id}", self._pending_key(None), self._pending_key(e.thread_id)]
+        args = [
+            repr(now), e.id, e.thread_id, repr(e.expires_at), e.status, e.model_dump_json(),
+            "" if e.resolution is None else json.dumps(e.resolution),
+            "" if e.resolved_at is None else repr(e.resolved_at),
+            keep_ms, -1 if max_pending is None else max_pending, per_thread, f"{self._p}escalations:pending:",
+        ]  # fmt: skip
         with self._backend("put_escalation"):
-            pipe = self._r.pipeline(transaction=True)
-            pipe.delete(key)
-            pipe.hset(key, mapping=fields)
-            for zkey in pending:
-                if e.status == "pending":
-                    pipe.zadd(zkey, {e.id: e.expires_at})
-                else:
-                    pipe.zrem(zkey, e.id)
-            pipe.pexpire(key, keep_ms)
-            pipe.execute()
+            outcome = self._put(keys=keys, args=args)
+        if outcome == "max_pending":
+            raise EscalationRefused("max_pending", max_pending or 0)
+        if outcome == "max_pending_per_thread":
+            raise EscalationRefused("max_pending_per_thread", max_pending_per_thread or 0)
 
     def get_escalation(self, escalation_id: str) -> Escalation | None:
         with self._backend("get_escalation"):
             fields = self._r.hgetall(f"{self._p}escalation:{escalation_id}")
         return _escalation(fields) if fields else None
 
-    def pending_escalations(self, thread_id: str | None = None) -> list[Escalation]:
-        zkey = f"{self._p}escalations:pending" + ("" if thread_id is None else f":{thread_id}")
-        with self._backend("pending_escalations"):
-            ids = self._r.zrangebyscore(zkey, f"({self._clock()!r}", "+inf")
+    def escalation_page(
+        self, thread_id: str | None = None, *, limit: int = 100, after: PageCursor | None = None
+    ) -> EscalationPage:
+        args = [repr(self._clock()), "" if after is None else repr(after[0]), "" if after is None else after[1], limit + 1]
+        with self._backend("escalation_page"):
+            flat = self._page(keys=[self._pending_key(thread_id)], args=args)
+            entries = [(float(score), eid) for eid, score in zip(flat[::2], flat[1::2], strict=True)]
             pipe = self._r.pipeline(transaction=False)
-            for eid in ids:
+            for _, eid in entries[:limit]:
                 pipe.hgetall(f"{self._p}escalation:{eid}")
-            rows = pipe.execute()
+            rows = pipe.execute() if entries else []
+        # An escalation resolved between the two round trips is left out (it is no longer pending).
         found = (_escalation(fields) for fields in rows if fields)
-        return [e for e in found if e.status == "pending" and thread_id in (None, e.thread_id)]
+        escalations = [e for e in found if e.status == "pending"]
+        return EscalationPage(escalations, entries[limit - 1] if len(entries) > limit else None)
 
-    def resolve_escalation(self, escalation_id: str, resolution: dict[str, Any]) -> Escalation | None:
-        keys = [f"{self._p}escalation:{escalation_id}", f"{self._p}escalations:pending"]
-        args = [self._clock(), json.dumps(resolution), f"{self._p}escalations:pending:", self._retention_ms]
+    def pending_count(self, thread_id: str | None = None) -> int:
+        with self._backend("pending_count"):
+            return int(self._r.zcount(self._pending_key(thread_id), f"({self._clock()!r}", "+inf"))
+
+    def resolve_escalation(
+        self, escalation_id: str, resolution: dict[str, Any], *, approval: Approval | None = None
+    ) -> Escalation | None:
+        key = f"{self._p}escalation:{escalation_id}"
+        keys = [key, self._pending_key(None), key if approval is None else f"{self._p}approval:{approval.key}"]
+        args = [
+            self._clock(), json.dumps(resolution), f"{self._p}escalations:pending:", self._retention_ms,
+            "" if approval is None else approval.escalation_id, 1 if approval is None else _ms(approval.ttl_seconds),
+        ]  # fmt: skip
         with self._backend("resolve_escalation"):
             flat = self._resolve(keys=keys, args=args)
         return _escalation(_pairs(flat)) if flat else None
 
     def expire_escalations(
-        self, now: float | None = None, *, default_resolution: dict[str, Any] | None = None
+        self, now: float | None = None, *, default_resolution: dict[str, Any] | None = None, limit: int = SWEEP_LIMIT
     ) -> list[Escalation]:
         resolution = EXPIRED_RESOLUTION if default_resolution is None else default_resolution
         args = [
@@ -274,21 +376,35 @@ class RedisStore(StateStore):
             f"{self._p}escalations:pending:",
             f"{self._p}escalation:",
             self._retention_ms,
+            limit,
         ]
         with self._backend("expire_escalations"):
-            rows = self._expire(keys=[f"{self._p}escalations:pending"], args=args)
+            rows = self._expire(keys=[self._pending_key(None)], args=args)
         return [_escalation(_pairs(flat)) for flat in rows]
+
+    # Approvals
+    def grant_approval(self, approval: Approval) -> None:
+        with self._backend("grant_approval"):
+            self._r.set(f"{self._p}approval:{approval.key}", approval.escalation_id, px=_ms(approval.ttl_seconds))
+
+    def consume_approval(self, keys: list[str]) -> str | None:
+        if not keys:
+            return None
+        with self._backend("consume_approval"):
+            held = self._consume(keys=[f"{self._p}approval:{k}" for k in keys])
+        return held or None
 
     # Lifecycle
     def ping(self) -> bool:
-        """True when the server answers; False (never an exception) when it cannot be reached."""
+        """True when the server answers within the ping timeout; False (never an exception) otherwise."""
         try:
-            return bool(self._r.ping())
+            return bool(self._probe.ping())
         except redis.exceptions.RedisError:
             return False
 
     def close(self) -> None:
         self._r.close()
+        self._probe.close()
 
 
 def _ms(seconds: float) -> int:

@@ -10,6 +10,12 @@ A guard sits on the request path: a Redis outage must not turn every tool call i
 Either way the answer is marked ``degraded=True`` with its ``mode``, so a decision can record that
 it was taken without shared state. Escalation reads answer None or []; writes are lost (and
 counted): a human's answer that cannot be registered as resolved is never applied twice.
+
+**Deadlines.** Inside ``with store.deadline():`` (one decision, one request) all operations share
+a budget of ``timeout_ms``: once it is spent, the remaining operations are not sent to the backend
+at all but answered per ``mode`` as failures (operation ``deadline``). With a Redis store whose
+socket timeout is the same budget (``make_store`` sets both), a hung server costs a decision about
+``timeout_ms``, not a timeout per operation.
 """
 
 from __future__ import annotations
@@ -17,10 +23,24 @@ from __future__ import annotations
 import logging
 import sys
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
-from guard.state.base import CircuitState, CircuitStatus, Escalation, RetryCounts, StateBackendError, StateStore
+from guard.state.base import (
+    SWEEP_LIMIT,
+    Approval,
+    CircuitState,
+    CircuitStatus,
+    Escalation,
+    EscalationPage,
+    PageCursor,
+    RetryCounts,
+    StateBackendError,
+    StateStore,
+)
 from guard.state.config import BackendErrorMode
 
 T = TypeVar("T")
@@ -29,6 +49,9 @@ log = logging.getLogger(__name__)
 
 #: The reason a degraded fail-closed circuit reports.
 UNAVAILABLE = "state backend unavailable"
+
+#: ``time.monotonic()`` by which the current decision's state operations must be done (None: no deadline).
+_deadline: ContextVar[float | None] = ContextVar("guard_state_deadline", default=None)
 
 
 class ResilientStore(StateStore):
@@ -40,15 +63,33 @@ class ResilientStore(StateStore):
         inner: StateStore,
         mode: BackendErrorMode = "fail_closed",
         on_error: Callable[[str, Exception], None] | None = None,
+        timeout_ms: float | None = None,
     ) -> None:
         self.inner = inner
         self.mode = mode
         self.on_error = on_error
+        self.timeout_ms = timeout_ms
         self.errors = 0
         self._lock = threading.Lock()
 
+    @contextmanager
+    def deadline(self) -> Iterator[None]:
+        """All operations inside share one budget of ``timeout_ms`` (none when it is None; an
+        enclosing deadline is kept)."""
+        if self.timeout_ms is None or _deadline.get() is not None:
+            yield
+            return
+        token = _deadline.set(time.monotonic() + self.timeout_ms / 1000)
+        try:
+            yield
+        finally:
+            _deadline.reset(token)
+
     def _attempt(self, operation: str, call: Callable[[], T], fallback: Callable[[], T]) -> T:
         try:
+            due = _deadline.get()
+            if due is not None and time.monotonic() >= due:
+                raise StateBackendError(f"the {self.timeout_ms:g} ms budget for this decision's state operations is spent")
             return call()
         except StateBackendError as exc:
             with self._lock:
@@ -97,32 +138,64 @@ class ResilientStore(StateStore):
         return self._attempt("all_circuits", self.inner.all_circuits, dict)
 
     # Escalations
-    def put_escalation(self, escalation: Escalation) -> None:
-        self._attempt("put_escalation", lambda: self.inner.put_escalation(escalation), lambda: None)
+    def put_escalation(
+        self, escalation: Escalation, *, max_pending: int | None = None, max_pending_per_thread: int | None = None
+    ) -> None:
+        """A refusal over a cap (``EscalationRefused``) is an answer, not an outage: it is raised."""
+        self._attempt(
+            "put_escalation",
+            lambda: self.inner.put_escalation(escalation, max_pending=max_pending, max_pending_per_thread=max_pending_per_thread),
+            lambda: None,
+        )
 
     def get_escalation(self, escalation_id: str) -> Escalation | None:
         return self._attempt("get_escalation", lambda: self.inner.get_escalation(escalation_id), lambda: None)
 
-    def pending_escalations(self, thread_id: str | None = None) -> list[Escalation]:
-        return self._attempt("pending_escalations", lambda: self.inner.pending_escalations(thread_id), list)
-
-    def resolve_escalation(self, escalation_id: str, resolution: dict[str, Any]) -> Escalation | None:
+    def escalation_page(
+        self, thread_id: str | None = None, *, limit: int = 100, after: PageCursor | None = None
+    ) -> EscalationPage:
         return self._attempt(
-            "resolve_escalation", lambda: self.inner.resolve_escalation(escalation_id, resolution), lambda: None
+            "escalation_page",
+            lambda: self.inner.escalation_page(thread_id, limit=limit, after=after),
+            lambda: EscalationPage([], None),
+        )
+
+    def pending_count(self, thread_id: str | None = None) -> int:
+        return self._attempt("pending_count", lambda: self.inner.pending_count(thread_id), lambda: 0)
+
+    def resolve_escalation(
+        self, escalation_id: str, resolution: dict[str, Any], *, approval: Approval | None = None
+    ) -> Escalation | None:
+        return self._attempt(
+            "resolve_escalation",
+            lambda: self.inner.resolve_escalation(escalation_id, resolution, approval=approval),
+            lambda: None,
         )
 
     def expire_escalations(
-        self, now: float | None = None, *, default_resolution: dict[str, Any] | None = None
+        self, now: float | None = None, *, default_resolution: dict[str, Any] | None = None, limit: int = SWEEP_LIMIT
     ) -> list[Escalation]:
         return self._attempt(
             "expire_escalations",
-            lambda: self.inner.expire_escalations(now, default_resolution=default_resolution),
+            lambda: self.inner.expire_escalations(now, default_resolution=default_resolution, limit=limit),
             list,
         )
 
+    # Approvals
+    def grant_approval(self, approval: Approval) -> None:
+        self._attempt("grant_approval", lambda: self.inner.grant_approval(approval), lambda: None)
+
+    def consume_approval(self, keys: list[str]) -> str | None:
+        """None when degraded: without the backend no approval can be proven."""
+        return self._attempt("consume_approval", lambda: self.inner.consume_approval(keys), lambda: None)
+
     # Lifecycle
     def ping(self) -> bool:
-        return self._attempt("ping", self.inner.ping, lambda: False)
+        """Outside any deadline: readiness has its own bound (the store's ping timeout)."""
+        try:
+            return self.inner.ping()
+        except StateBackendError:
+            return False
 
     def close(self) -> None:
         self._attempt("close", self.inner.close, lambda: None)

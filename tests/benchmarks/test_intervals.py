@@ -70,3 +70,13 @@ def test_a_false_interrupt_is_retry_ask_or_block_on_a_clean_case():
     s = summary(results)
     assert s["false_interrupt_rate"] == fi and s["n_families"] == 3
     assert s["categories"]["missing_information"]["ci95"]["recall"] == list(wilson(1, 1))
+    assert s["categories"]["missing_information"]["ci95"]["f1"] == [1.0, 1.0]  # every draw finds it
+    assert s["recovery"]["recovered_ci95"] == [0.0, 1.0]  # no case with a gold call: no information
+
+
+def test_the_f1_interval_resamples_families():
+    # two families: one all right (tp 2), one all wrong (fn 2); drawn by family F1 is 1, 2/3 or 0
+    results = [result("missing_information", True, "good", predicted=["missing_information"], id=f"g{i}") for i in range(2)]
+    results += [result("missing_information", False, "bad", id=f"b{i}") for i in range(2)]
+    lo, hi = summary(results)["categories"]["missing_information"]["ci95"]["f1"]
+    assert (lo, hi) == (0.0, 1.0)
