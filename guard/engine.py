@@ -271,6 +271,7 @@ class Guard:
             repaired_call=repaired if action is Action.REPAIR else None,
             policy_name=policy.name,
             policy_hash=policy.sha256,
+            warnings=[f for f, a in rated if a is Action.WARN],
         )
         if action is Action.REPAIR:
             decision.feedback = render.repaired_note(all_findings, policy)
@@ -290,7 +291,7 @@ class Guard:
     def _action_of(self, finding: Finding, tool: str | None, approved: bool) -> Action:
         if finding.repair is not None:
             return Action.REPAIR
-        action = self.policy.action_for(finding.category, tool)
+        action = self.policy.action_for(finding.category, tool, finding.confidence)
         if approved and action is Action.ASK_HUMAN:
             return Action.ALLOW  # the human has seen this call and let it through
         return action

@@ -51,6 +51,7 @@ def record(decision: Decision | None = None, **extra: Any) -> dict[str, Any]:
             "policy": decision.policy_name,
             "policy_hash": decision.policy_hash,
             "signature": decision.call.signature,
+            "warnings": [_warning(f) for f in decision.warnings],
             "decision_id": decision.decision_id,
             "stage": "pre",
         }
@@ -61,6 +62,11 @@ def record(decision: Decision | None = None, **extra: Any) -> dict[str, Any]:
 def _classify(result: Any, tool: str | None) -> Finding | None:
     if isinstance(result, ToolMessage):
         return classify_result(result.content, result.status, tool)
+def _warning(finding: Finding) -> dict[str, Any]:
+    """A finding the call ran with, as the record keeps it."""
+    return {"category": finding.category.value, "path": finding.path, "message": finding.message, "confidence": finding.confidence}
+
+
     return None  # a Command or other control-flow object: the tool chose where to go next
 
 

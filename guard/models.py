@@ -116,6 +116,12 @@ class Finding(BaseModel):
     rule: str | None = None
     evidence: dict[str, Any] = Field(default_factory=dict)
     repair: Repair | None = None
+    confidence: float = Field(
+        1.0,
+        ge=0.0,
+        le=1.0,
+        description="how sure the check is that this is a fault; a graded policy action reads it",
+    )
 
     @property
     def param(self) -> str | None:
@@ -148,6 +154,10 @@ class Decision(BaseModel):
         "latency and tokens; a finding it dropped is kept here",
     )
     decision_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    warnings: list[Finding] = Field(
+        default_factory=list,
+        description="the findings the policy rated warn: the call runs, and they are recorded",
+    )
 
     @property
     def call_to_run(self) -> ToolCall:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -206,10 +206,25 @@ class ChecksConfig(_Strict):
 class ToolOverride(_Strict):
     """Per-tool policy: approval, no repairs, stricter or looser actions, extra checks."""
 
+#: An action graded by the finding's confidence: ``{ask_human: 0.9, warn: 0.5}`` asks the human
+#: from 0.9 up, warns from 0.5 up, and allows below. The most severe action whose floor the
+#: confidence reaches wins.
+GradedAction = dict[Action, Annotated[float, Field(ge=0.0, le=1.0)]]
+ActionRule = Action | GradedAction
+
+
+def graded(rule: ActionRule, confidence: float) -> Action:
+    """The action a rule gives a finding of this confidence."""
+    if isinstance(rule, Action):
+        return rule
+    reached = [action for action, floor in rule.items() if confidence >= floor]
+    return max(reached, key=lambda a: a.severity, default=Action.ALLOW)
+
+
     requires_approval: bool = False
     repair: bool = True
     disabled: bool = False
-    actions: dict[Category, Action] = Field(default_factory=dict)
+    actions: dict[Category, ActionRule] = Field(default_factory=dict)
     extra_checks: list[str] = Field(default_factory=list)
 
 
@@ -245,7 +260,17 @@ class Policy(_Strict):
     """A complete guard policy. Every field has a safe default, so ``Policy()`` is usable."""
 
     name: str = "default"
-    actions: dict[Category, Action] = Field(default_factory=dict)
+    mode: Literal["enforce", "observe"] = Field(
+        "enforce",
+        description="observe: every check runs and every decision is recorded (spans, metrics), but the "
+        "node or middleware behaves exactly as the plain ToolNode or agent would: no refusal, repair, "
+        "retry, question or added metadata",
+    )
+    actions: dict[Category, ActionRule] = Field(
+        default_factory=dict,
+        description="an action per category, or actions graded by the finding's confidence "
+        "({ask_human: 0.9, warn: 0.5}: ask from 0.9, warn from 0.5, allow below)",
+    )
     repairs: RepairSwitches = RepairSwitches()
     budgets: Budgets = Budgets()
     backoff: Backoff = Backoff()
@@ -266,10 +291,10 @@ class Policy(_Strict):
     def action_for(self, category: Category, tool: str | None = None) -> Action:
         override = self.tools.get(tool or "")
         if override and category in override.actions:
-            return override.actions[category]
+            return graded(override.actions[category], confidence)
         if category is Category.BUDGET_EXHAUSTED and category not in self.actions:
             return self.budgets.on_exhausted
-        return self.actions.get(category, DEFAULT_ACTIONS[category])
+        return graded(self.actions.get(category, DEFAULT_ACTIONS[category]), confidence)
 
     def override(self, tool: str | None) -> ToolOverride:
         return self.tools.get(tool or "") or ToolOverride()
@@ -302,8 +327,8 @@ class Policy(_Strict):
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = tuple(err["loc"])
+            err = _telling_error(exc.errors())
+            loc = tuple(p for p in err["loc"] if not _branch_tag(p))
             key = ".".join(str(p) for p in loc) or None
             line = _line_of(root, loc)
             if err["type"] == "extra_forbidden":
@@ -317,6 +342,22 @@ class PolicyError(ValueError):
     """An invalid policy: says which file, which line and which key."""
 
     def __init__(self, source: str, line: int | None, key: str | None, message: str) -> None:
+def _branch_tag(part: Any) -> bool:
+    """A union branch pydantic names in an error's location (``str-enum[Action]``): not a key."""
+    return isinstance(part, str) and "[" in part
+
+
+def _telling_error(errors: list[Any]) -> Any:
+    """The error to report. Where a value may be one of several shapes (an action, or actions
+    graded by confidence), the error of the branch whose shape the value has tells what is wrong;
+    "should be an action" said of a mapping does not."""
+    def mismatched_shape(err: Any) -> bool:
+        branch = next((p for p in err["loc"] if _branch_tag(p)), None)
+        return branch is not None and isinstance(err.get("input"), (dict, list)) and err["loc"][-1] == branch
+
+    return next((e for e in errors if not mismatched_shape(e)), errors[0])
+
+
         where = source + (f", line {line}" if line else "")
         what = f"{key}: " if key else ""
         super().__init__(f"{where}: {what}{message}")

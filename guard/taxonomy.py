@@ -75,9 +75,14 @@ MISSING_INFORMATION = frozenset(
 
 
 class Action(StrEnum):
-    """What happens to a call. Ordered by severity: the most severe finding wins."""
+    """What happens to a call. Ordered by severity: the most severe finding wins.
+
+    ``warn`` runs the call as proposed and records the finding (the decision's ``warnings``, the
+    ToolMessage record, a span event, ``guard_warnings_total``): for findings too unsure to stop
+    correct work, still worth seeing on a dashboard."""
 
     ALLOW = "allow"
+    WARN = "warn"
     REPAIR = "repair"
     RETRY = "retry"
     ASK_HUMAN = "ask_human"
@@ -90,7 +95,7 @@ class Action(StrEnum):
     @property
     def runs(self) -> bool:
         """Whether a call with this action is executed."""
-        return self in (Action.ALLOW, Action.REPAIR)
+        return self in (Action.ALLOW, Action.WARN, Action.REPAIR)
 
 
 _SEVERITY = {a: i for i, a in enumerate(Action)}

@@ -136,6 +136,9 @@ class Telemetry:
             "guard_check_duration_seconds", "Time to check one tool call", buckets=CHECK_BUCKETS, registry=r
         )
         self.retries = Counter("guard_retries_total", "Calls sent back to the model", ["tool", "category"], registry=r)
+        self.warnings = Counter(
+            "guard_warnings_total", "Findings a call ran with (the policy rated them warn)", ["tool", "category"], registry=r
+        )
         self.escalations = Counter(
             "guard_escalations_total", "Questions to a human, by what became of them", ["kind", "outcome"], registry=r
         )
@@ -169,6 +172,8 @@ class Telemetry:
         tool, action = self.tool_label(decision.call.name), decision.action.value
         for category in [c.value for c in decision.categories] or ["none"]:
             self.decisions.labels(tool, action, category).inc()
+        for warning in decision.warnings:
+            self.warnings.labels(tool, warning.category.value).inc()
         self.check_duration.observe(decision.latency_ms / 1000)
 
     def record_retry(self, tool: str | None, category: Category | str) -> None:
@@ -271,6 +276,16 @@ def span_decision(span: Span, decision: Decision, retry_count: int) -> None:
     span.set_attribute("guard.categories", [c.value for c in decision.categories])
     span.set_attribute("guard.policy.hash", decision.policy_hash)
     span.set_attribute("guard.retry_count", retry_count)
+    for warning in decision.warnings:
+        span.add_event(
+            "guard.warning",
+            {
+                "guard.category": warning.category.value,
+                "guard.path": warning.path,
+                "guard.confidence": warning.confidence,
+                "guard.message": warning.message,
+            },
+        )
     if decision.action is Action.BLOCK:
         span.set_status(Status(StatusCode.ERROR, _block_reason(decision)))
 

@@ -163,7 +163,7 @@ def _switch(value: object, ctx: Context) -> Derivation | None:
     for index, text in ctx.said:
         lowered = text.lower()
         for word in words:
-            for hit in re.finditer(rf"\b{word[:5]}\w*", lowered):
+            for hit in re.finditer(rf"\b{re.escape(word[:5])}\w*", lowered):
                 if bool(_NEGATED.search(lowered[: hit.start()])) == negative:  # "do not remove" is a "no"
                     return index, f"{hit[0]} -> {value}"
     return None

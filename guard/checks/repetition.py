@@ -23,7 +23,7 @@ from guard.taxonomy import Action, Category
 
 NAME = "repetition"
 
-_RAN = frozenset({Action.ALLOW.value, Action.REPAIR.value})
+_RAN = frozenset(a.value for a in Action if a.runs)
 _EXCERPT_CHARS = 200
 
 

@@ -34,8 +34,13 @@ def test_the_node_repr_ends_and_names_its_wrappers():
         """Look a city up."""
         return city
 
-    text = repr(GuardedToolNode([lookup]))
-    assert "GuardedToolNode._guarded_wrap" in text and len(text) < 5000
+    def wrapper(request, execute):
+        return execute(request)
+
+    node = GuardedToolNode([lookup], wrap_tool_call=wrapper)
+    node.own_wrapper = node._run_one  # a bound method of the node, whose repr is this repr
+    text = repr(node)
+    assert "GuardedToolNode._run_one" in text and "wrapper" in text and len(text) < 5000
 
 
 @pytest.mark.parametrize(
@@ -54,3 +59,9 @@ def test_a_stated_year_keeps_today_where_the_calendar_allows(now, year, expected
 def test_a_year_no_calendar_holds_states_no_date():
     conversation = Conversation.from_messages([{"role": "system", "content": "The current year is 0000."}])
     assert isinstance(conversation.reference_time, datetime)
+
+
+@pytest.mark.parametrize("name", ["auto(remove", "x+*y", "on[off"])
+def test_a_switch_named_with_regex_syntax_is_read_as_text(name):
+    assert derive("yes", name, [(0, f"please {name} everything")]) is not None
+    assert derive("yes", name, [(0, "nothing to see here")]) is None
