@@ -99,3 +99,30 @@ def split_report(cases: Sequence[Case]) -> dict[str, Any]:
         "test_queries_in_dev": sum(1 for c in test if query_text(c) in dev_texts),
         "straddling_families": len(straddling(cases, key=lambda c: c.family)),
     }
+
+
+def report_lines(data_dir: Any, names: Iterable[str] | None = None) -> list[str]:
+    """A Markdown table of ``split_report`` per suite with data in ``data_dir`` (and the records its
+    loader skipped): ``python -m benchmarks.families [DATA_DIR]``."""
+    from benchmarks.suites import SUITES, suite
+
+    lines = ["| suite | cases | families | dev / test cases | largest family | test queries said in dev | skipped records |",
+             "|---|---|---|---|---|---|---|"]
+    for name in names or SUITES:
+        module = suite(name)
+        if not module.available(data_dir):
+            continue
+        cases = module.load(data_dir)
+        r = split_report(cases)
+        skipped = sum(getattr(cases, "skipped", {}).values())
+        lines.append(f"| {name} | {r['cases']} | {r['families']} | {r['dev_cases']} / {r['test_cases']} | {r['largest_family']} | "
+                     f"{r['test_queries_in_dev']} | {skipped} |")
+    return lines
+
+
+if __name__ == "__main__":  # pragma: no cover - a one-off count over a data folder
+    import sys
+
+    from benchmarks.cli import default_data_dir
+
+    print("\n".join(report_lines(sys.argv[1] if len(sys.argv) > 1 else default_data_dir())))

@@ -14,7 +14,7 @@ import pytest
 
 from benchmarks.cases import Case, split_of
 from benchmarks.datasets import fail_talms
-from benchmarks.families import assign, normalise, query_text, split_report, straddling, text_key
+from benchmarks.families import assign, normalise, query_text, report_lines, split_report, straddling, text_key
 from benchmarks.suites import SUITES, suite
 
 SAMPLES = Path(__file__).resolve().parents[2] / "benchmarks" / "samples"
@@ -94,3 +94,10 @@ def test_split_report_counts_test_queries_said_in_dev():
     assert split_report(leaky)["test_queries_in_dev"] == 1 and straddling(leaky)
     assign(leaky)
     assert split_report(leaky)["test_queries_in_dev"] == 0 and not straddling(leaky)
+
+
+def test_the_report_table_has_a_row_per_suite_with_no_query_in_both_splits():
+    lines = report_lines(SAMPLES)
+    rows = {line.split(" | ")[0].strip("| "): line.strip("|").split(" | ") for line in lines[2:]}
+    assert set(rows) == set(SUITES)
+    assert all(cells[5].strip() == "0" and cells[6].strip() == "0" for cells in rows.values())
