@@ -45,7 +45,10 @@ def build_guarded_agent(
     ``interrupt()`` needs a ``checkpointer`` (``InMemorySaver()`` in a script, a Redis or Postgres
     saver in production). ``preflight=True`` puts the guard's preflight first: before the model
     proposes anything, it asks whether a tool can serve the request and whether every value is there.
+    The agent tells the model of every tool failure (``handle_tool_errors=True``, ToolNode's text)
+    rather than failing the run; pass ``handle_tool_errors`` to choose otherwise.
     """
+    node_kwargs.setdefault("handle_tool_errors", True)
     guard = guard or Guard(tools, policy)
     bound = _bind(model, tools)
     prefix = [("system", system_prompt)] if system_prompt else []

@@ -1,9 +1,17 @@
 """After the call: classify what the tool returned or raised, and retry transient failures.
 
-Adapters run a tool through ``run_with_backoff`` (or its async twin). Timeouts, rate limits,
-connection and server errors are retried with the policy's exponential backoff (tenacity); what
-is still failing afterwards, and every non-transient failure, becomes a ToolMessage that tells the
-model what happened and what to do next, with the guard's record in ``response_metadata``.
+Adapters run a tool through ``run_with_backoff`` (or its async twin) around what ``ToolNode`` (or
+LangChain's tool handler) does for one call, so a tool's failure reaches the guard exactly as
+``ToolNode`` shapes it: an error ToolMessage where ``handle_tool_errors`` handled it, an exception
+where it did not. The guard classifies each attempt (timeout, rate limit, permission, error
+payload, ...). A failure the guard classifies as transient (timeout, rate limit, connection, server
+error) whose policy action is ``retry`` is tried again with the policy's exponential backoff
+(tenacity), whether it came as an exception or as an error message. What the last attempt gave is
+then handed back unchanged: the tool's own message (its text untouched, the guard's record added
+to ``response_metadata``), or the exception re-raised, for ``handle_tool_errors`` and outer
+middleware to deal with as they would without the guard. ``GraphBubbleUp`` (interrupts) is never
+caught. In ``observe`` mode there is one attempt and no record: the classification only feeds the
+metrics.
 """
 
 from __future__ import annotations
@@ -25,19 +33,14 @@ from guard.models import Decision, Finding, ToolCall
 from guard.policy import Policy
 from guard.taxonomy import TRANSIENT_TOOL_ERRORS, Action
 
-_ADVICE = {
-    Action.RETRY: "You may call it again with corrected arguments, try another tool, or tell the user.",
-    Action.ASK_HUMAN: "Ask the user how to proceed.",
-    Action.BLOCK: "Do not call it again for this request; tell the user it failed.",
-}
-
-
 @dataclass(frozen=True)
 class Attempt:
-    """One execution of a tool: what came back (None when it raised) and what was wrong with it."""
+    """One execution of a tool: what came back (None when it raised), what it raised, and what was
+    wrong with it."""
 
     result: Any
     finding: Finding | None
+    error: Exception | None = None
 
 
 def record(decision: Decision | None = None, **extra: Any) -> dict[str, Any]:
@@ -48,10 +51,10 @@ def record(decision: Decision | None = None, **extra: Any) -> dict[str, Any]:
             "action": decision.action.value,
             "categories": [c.value for c in decision.categories],
             "repairs": [f.repair.model_dump(mode="json") for f in decision.findings if f.repair],
+            "warnings": [_warning(f) for f in decision.warnings],
             "policy": decision.policy_name,
             "policy_hash": decision.policy_hash,
             "signature": decision.call.signature,
-            "warnings": [_warning(f) for f in decision.warnings],
             "decision_id": decision.decision_id,
             "stage": "pre",
         }
@@ -59,14 +62,14 @@ def record(decision: Decision | None = None, **extra: Any) -> dict[str, Any]:
     return base
 
 
-def _classify(result: Any, tool: str | None) -> Finding | None:
-    if isinstance(result, ToolMessage):
-        return classify_result(result.content, result.status, tool)
 def _warning(finding: Finding) -> dict[str, Any]:
     """A finding the call ran with, as the record keeps it."""
     return {"category": finding.category.value, "path": finding.path, "message": finding.message, "confidence": finding.confidence}
 
 
+def _classify(result: Any, tool: str | None) -> Finding | None:
+    if isinstance(result, ToolMessage):
+        return classify_result(result.content, result.status, tool)
     return None  # a Command or other control-flow object: the tool chose where to go next
 
 
@@ -75,8 +78,8 @@ def _attempt(run: Callable[[Any], Any], request: Any, tool: str | None) -> Attem
         result = run(request)
     except GraphBubbleUp:
         raise
-    except Exception as exc:  # every tool failure is classified, none escapes the node
-        return Attempt(None, classify_exception(exc, tool))
+    except Exception as exc:  # classified here, re-raised by ``finish`` unless a retry cures it
+        return Attempt(None, classify_exception(exc, tool), exc)
     return Attempt(result, _classify(result, tool))
 
 
@@ -86,7 +89,7 @@ async def _aattempt(run: Callable[[Any], Awaitable[Any]], request: Any, tool: st
     except GraphBubbleUp:
         raise
     except Exception as exc:
-        return Attempt(None, classify_exception(exc, tool))
+        return Attempt(None, classify_exception(exc, tool), exc)
     return Attempt(result, _classify(result, tool))
 
 
@@ -98,6 +101,7 @@ def _retry_kwargs(policy: Policy, tool: str | None) -> dict[str, Any]:
             a.finding is not None
             and a.finding.category in TRANSIENT_TOOL_ERRORS
             and policy.action_for(a.finding.category, tool) is Action.RETRY
+            and not is_invalid_resume(a.error)
         )
 
     def last(state: RetryCallState) -> Attempt:
@@ -112,7 +116,20 @@ def _retry_kwargs(policy: Policy, tool: str | None) -> dict[str, Any]:
     }
 
 
+def is_invalid_resume(error: BaseException | None) -> bool:
+    """A resume value that does not match an interrupt's ``response_schema``: ToolNode re-raises
+    it whatever ``handle_tool_errors`` says, so the question can be answered again; never retried."""
+    if error is None:
+        return False
+    try:
+        from langgraph.errors import is_invalid_resume as marked
+    except ImportError:  # a langgraph that never marks resume errors
+        return False
+    return bool(marked(error))
+
+
 OnFailure = Callable[[str | None, Finding], None]
+OnOutcome = Callable[[str | None, dict[str, Any]], None]
 
 
 def _noticed(attempt: Attempt, tool: str | None, on_failure: OnFailure | None) -> Attempt:
@@ -129,10 +146,15 @@ def run_with_backoff(
     *,
     sleep: Callable[[float], None] = time.sleep,
     on_failure: OnFailure | None = None,
+    on_outcome: OnOutcome | None = None,
+    observe: bool = False,
 ) -> Any:
-    """Run ``run(request)``, retrying transient failures; return the result or a failure ToolMessage.
+    """Run ``run(request)``, retrying transient failures; return what the last attempt returned,
+    or raise what it raised.
 
-    ``on_failure(tool, finding)`` hears of every failed attempt (metrics)."""
+    ``on_failure(tool, finding)`` hears of every failed attempt (metrics); ``on_outcome(tool,
+    post)`` of the guard's record of the whole execution (the circuit breaker). ``observe=True``:
+    one attempt, nothing added to the result."""
     tool = call.get("name")
     history: list[Attempt] = []
 
@@ -140,8 +162,11 @@ def run_with_backoff(
         history.append(_noticed(_attempt(run, request, tool), tool, on_failure))
         return history[-1]
 
-    Retrying(sleep=sleep, **_retry_kwargs(policy, tool))(once)
-    return finish(call, history, policy)
+    if observe:
+        once()
+    else:
+        Retrying(sleep=sleep, **_retry_kwargs(policy, tool))(once)
+    return finish(call, history, policy, observe=observe, on_outcome=on_outcome)
 
 
 async def arun_with_backoff(
@@ -152,6 +177,8 @@ async def arun_with_backoff(
     *,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     on_failure: OnFailure | None = None,
+    on_outcome: OnOutcome | None = None,
+    observe: bool = False,
 ) -> Any:
     """The async twin of ``run_with_backoff``."""
     tool = call.get("name")
@@ -161,20 +188,31 @@ async def arun_with_backoff(
         history.append(_noticed(await _aattempt(run, request, tool), tool, on_failure))
         return history[-1]
 
-    await AsyncRetrying(sleep=sleep, **_retry_kwargs(policy, tool))(once)
-    return finish(call, history, policy)
+    if observe:
+        await once()
+    else:
+        await AsyncRetrying(sleep=sleep, **_retry_kwargs(policy, tool))(once)
+    return finish(call, history, policy, observe=observe, on_outcome=on_outcome)
 
 
-def finish(call: dict[str, Any], history: list[Attempt], policy: Policy) -> Any:
-    """The result to hand back: the tool's own message, or one that explains its failure.
+def finish(
+    call: dict[str, Any],
+    history: list[Attempt],
+    policy: Policy,
+    *,
+    observe: bool = False,
+    on_outcome: OnOutcome | None = None,
+) -> Any:
+    """Hand back what the last attempt gave: its result, with the guard's record added to a
+    ToolMessage (unless observing), or its exception, re-raised.
 
     The record lists what went wrong on the way (``attempt_errors``), so a timeout that a retry
-    cured still shows on the trace and in the metrics.
+    cured still shows on the trace and in the metrics, and says how the policy classes the last
+    failure (``outcome``, ``outcome_action``). The tool's text is never rewritten.
     """
     attempt, attempts, tool = history[-1], len(history), call.get("name")
     finding = attempt.finding
-    action = policy.action_for(finding.category, tool) if finding is not None else Action.ALLOW
-    post = {
+    post: dict[str, Any] = {
         "stage": "post",
         "attempts": attempts,
         "signature": ToolCall.from_any(call).signature,
@@ -182,23 +220,16 @@ def finish(call: dict[str, Any], history: list[Attempt], policy: Policy) -> Any:
         "attempt_errors": [a.finding.category.value for a in history[:-1] if a.finding is not None],
     }
     if finding is not None:
-        post.update(outcome=finding.category.value, outcome_action=action.value)
-    if action.runs and attempt.result is not None:
-        if isinstance(attempt.result, ToolMessage):
-            attempt.result.response_metadata[METADATA_KEY] = post
-        return attempt.result
-    category = finding.category.value if finding is not None else "tool_error_payload"
-    message = finding.message if finding is not None else "no result"
-    tries = f" after {attempts} attempts" if attempts > 1 else ""
-    content = f"The tool `{tool}` failed{tries} ({category}): {message}. {_ADVICE.get(action, _ADVICE[Action.RETRY])}"
-    post.update(action=action.value if not action.runs else Action.RETRY.value, categories=[category])
-    return ToolMessage(
-        content=content,
-        name=tool,
-        tool_call_id=call.get("id") or "",
-        status="error",
-        response_metadata={METADATA_KEY: post},
-    )
+        post.update(outcome=finding.category.value, outcome_action=policy.action_for(finding.category, tool).value)
+    if attempt.error is not None:
+        post["raised"] = type(attempt.error).__name__
+    if on_outcome is not None:
+        on_outcome(tool, post)
+    if attempt.error is not None:
+        raise attempt.error
+    if not observe and isinstance(attempt.result, ToolMessage):
+        attempt.result.response_metadata[METADATA_KEY] = post
+    return attempt.result
 
 
 def stamp(result: Any, decision: Decision | None) -> Any:
@@ -207,10 +238,7 @@ def stamp(result: Any, decision: Decision | None) -> Any:
         return result
     post = result.response_metadata.get(METADATA_KEY) or {}
     merged = record(decision, **post)
-    if "action" in post:  # the tool failed after the guard let it run: both stages' categories
-        merged["categories"] = sorted(set(merged["categories"]) | {c.value for c in decision.categories})
-    else:
-        merged["action"] = decision.action.value
+    merged["action"] = decision.action.value
     if decision.repaired_call is not None and decision.feedback:
         merged["note"] = decision.feedback
     result.response_metadata[METADATA_KEY] = merged

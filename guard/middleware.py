@@ -4,18 +4,23 @@
 ``wrap_tool_call``: the same engine checks it, a call that needs the human pauses the agent with
 ``interrupt()`` (LangChain wraps each call separately, so this asks once per call), an allowed or
 repaired call runs with the guard's backoff, and anything else is answered with the feedback.
-Needs the ``langchain`` extra.
+What the handler returns is handed back with its text unchanged, and what it raises (after the
+guard's retries of transient failures) propagates to the outer middleware and the agent, as it would
+without the guard. Under ``mode: observe`` every call is checked and recorded and nothing else
+changes. Needs the ``langchain`` extra.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import ToolMessage
+from langgraph.errors import GraphBubbleUp
 from langgraph.types import interrupt
 
 from guard.budgets import GuardState
@@ -26,14 +31,20 @@ from guard.escalation import settle
 from guard.interrupts import BoundAsk, aasked_by_this_task, resuming
 from guard.execution import arun_with_backoff, closed_message, refused_message, run_with_backoff, stamp
 from guard.models import Decision, Finding, ToolCall
+from guard.node import log_observed
+from guard.policy import load_policy
 from guard.registry import ToolRegistry
+
+_log = logging.getLogger("guard.middleware")
 
 
 class GuardMiddleware(AgentMiddleware):
     """Guards each tool call of a LangChain agent.
 
     ``tools`` defaults to the agent's own tools, read from the first request; pass them (or a
-    ``guard``) to check against a registry of your own.
+    ``guard``) to check against a registry of your own. The policy (a path, a dict or a
+    ``Policy``) is loaded here, at construction, never on the agent's event loop. ``telemetry`` (a
+    ``guard.telemetry.Telemetry``) adds a ``guard.check`` span and metrics per call.
     """
 
     def __init__(
@@ -42,13 +53,20 @@ class GuardMiddleware(AgentMiddleware):
         *,
         tools: Any = None,
         guard: Guard | None = None,
+        telemetry: Any = None,
         sleep: Callable[[float], None] = time.sleep,
         asleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         super().__init__()
-        self._policy = policy
-        self._guard = guard or (Guard(tools, policy) if tools is not None else None)
+        self._policy = guard.policy if guard is not None else load_policy(policy)
+        self._guard = guard or (Guard(tools, self._policy) if tools is not None else None)
+        self.telemetry = telemetry
         self._sleep, self._asleep = sleep, asleep
+
+    @property
+    def observing(self) -> bool:
+        """The policy's ``mode: observe``: check and record, change nothing."""
+        return self._policy.mode == "observe"
 
     def guard_for(self, request: Any) -> Guard:
         """The engine, built from the agent's tools the first time they are seen."""
@@ -70,29 +88,69 @@ class GuardMiddleware(AgentMiddleware):
         if shared is not None:
             decision = guard.refuse(request.tool_call, shared, budgets)
         else:
-            decision = guard.check(request.tool_call, conversation, budgets)
+            decision = self._check(guard, request.tool_call, conversation, budgets)
+        if self.observing:
+            log_observed(decision)
+            return guard, decision
         settled, closed = settle(guard, [decision], conversation, budgets, ask=BoundAsk(interrupt, asked))
         if closed:
             return guard, closed_message(closed[0])
         decision = settled[0]
         return guard, decision if decision.runs else refused_message(decision)
 
+    def _check(self, guard: Guard, call: Any, conversation: Conversation, budgets: GuardState) -> Decision:
+        if self.telemetry is None:
+            return guard.check(call, conversation, budgets)
+        tc = ToolCall.from_any(call)
+        return self.telemetry.traced_check(
+            lambda: guard.check(call, conversation, budgets), tc.name, tc.id, budgets.retries_of(tc.signature)
+        )
+
+    def _observe(self, request: Any) -> None:
+        """Observe mode: check and record the call; a failure of the guard itself is only logged."""
+        try:
+            self._decide(request)
+        except GraphBubbleUp:
+            raise
+        except Exception:
+            _log.exception("guard (observe mode): the check failed; the call runs as it would without the guard")
+
+    def _on_failure(self, tool: str | None, finding: Finding) -> None:
+        if self.telemetry is not None:
+            self.telemetry.record_tool_error(tool, finding.category)
+
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        if self.observing:
+            self._observe(request)
+            return run_with_backoff(request.tool_call, request, handler, self._policy, on_failure=self._on_failure, observe=True)
         guard, outcome = self._decide(request)
         if isinstance(outcome, ToolMessage):
             return outcome
-        call = outcome.call_to_run.to_langchain()
-        result = run_with_backoff(call, request.override(tool_call=call), handler, guard.policy, sleep=self._sleep)
+        call, request = self._to_run(outcome, request)
+        result = run_with_backoff(call, request, handler, guard.policy, sleep=self._sleep, on_failure=self._on_failure)
         return stamp(result, outcome)
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
+        if self.observing:
+            self._observe(request)
+            return await arun_with_backoff(
+                request.tool_call, request, handler, self._policy, on_failure=self._on_failure, observe=True
+            )
         asked = await aasked_by_this_task() if resuming() else None
         guard, outcome = self._decide(request, lambda: asked)
         if isinstance(outcome, ToolMessage):
             return outcome
-        call = outcome.call_to_run.to_langchain()
-        result = await arun_with_backoff(call, request.override(tool_call=call), handler, guard.policy, sleep=self._asleep)
+        call, request = self._to_run(outcome, request)
+        result = await arun_with_backoff(call, request, handler, guard.policy, sleep=self._asleep, on_failure=self._on_failure)
         return stamp(result, outcome)
+
+    @staticmethod
+    def _to_run(decision: Decision, request: Any) -> tuple[dict[str, Any], Any]:
+        """The call to run and its request: the model's own request when the guard changed nothing."""
+        call = decision.call_to_run.to_langchain()
+        if dict(request.tool_call) == call:
+            return request.tool_call, request
+        return call, request.override(tool_call=call)
 
 
 def _shared_id(messages: list[Any], call: Any) -> Finding | None:

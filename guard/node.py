@@ -15,7 +15,9 @@ execute a tool twice.
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
+import logging
 import reprlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -25,10 +27,12 @@ from typing import Any
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.prebuilt import ToolNode
+from langgraph.errors import GraphBubbleUp
 from langgraph.types import interrupt
 from pydantic import BaseModel
+from pydantic.v1 import BaseModel as V1BaseModel
 
-from guard.budgets import METADATA_KEY, GuardState
+from guard.budgets import GuardState
 from guard.conversation import Conversation
 from guard.engine import Guard
 from guard.escalation import settle
@@ -38,6 +42,7 @@ from guard.models import Decision, Finding, ToolCall
 
 
 _CIRCUIT = "circuit open"
+_log = logging.getLogger("guard.node")
 
 
 @dataclass(frozen=True)
@@ -81,13 +86,15 @@ class GuardedToolNode(ToolNode):
         self.guard = guard or Guard(tools, policy)
         self.telemetry = telemetry
         self.store = store
-        self._user_wrap = toolnode_kwargs.pop("wrap_tool_call", None)
-        self._user_awrap = toolnode_kwargs.pop("awrap_tool_call", None)
         self._sleep, self._asleep = sleep, asleep
-        # With only a sync user wrapper, ToolNode's async path falls back to the sync wrapper;
-        # keep that behaviour by not installing an async one.
-        awrap = self._guarded_awrap if self._user_awrap or not self._user_wrap else None
-        super().__init__(tools, wrap_tool_call=self._guarded_wrap, awrap_tool_call=awrap, **toolnode_kwargs)
+        # The user's wrappers and ``handle_tool_errors`` go to ToolNode unchanged: the guard wraps
+        # ToolNode's whole execution of one call (``_run_one``), wrappers and error handling included.
+        super().__init__(tools, **toolnode_kwargs)
+
+    @property
+    def observing(self) -> bool:
+        """The policy's ``mode: observe``: check and record, change nothing."""
+        return self.guard.policy.mode == "observe"
 
     def __repr__(self) -> str:
         """ToolNode's repr lists the node's attributes; the wrappers installed here are bound
@@ -119,13 +126,15 @@ class GuardedToolNode(ToolNode):
         return Plan(order=[str(c.id) for c in calls], to_run=[d for d in settled if d.runs], answered=answered)
 
     def _apply_circuits(self, calls: list[ToolCall]) -> None:
-        """Mark tools whose shared circuit is open (or half open with its probe taken) unavailable."""
+        """Mark tools whose shared circuit is open (or half open with its probe taken) unavailable.
+        An observing node never takes the half-open probe: it would run the call anyway."""
         if self.store is None:
             return
         registry = self.guard.registry
         for name in {c.name for c in calls if c.name in registry}:
             status = self.store.circuit(name)
-            refused = status.state == "open" or (status.state == "half_open" and not self.store.acquire_probe(name))
+            probe_taken = status.state == "half_open" and not self.observing and not self.store.acquire_probe(name)
+            refused = status.state == "open" or probe_taken
             spec = registry.get(name)
             if refused:
                 reason = f"{_CIRCUIT} after {status.failures} failures ({status.reason or 'failing'})"
@@ -133,11 +142,10 @@ class GuardedToolNode(ToolNode):
             elif spec is not None and not spec.enabled and (spec.unavailable_reason or "").startswith(_CIRCUIT):
                 registry.set_available(name, True)
 
-    def _record_outcome(self, call: dict[str, Any], result: Any) -> Any:
-        if self.store is not None and call.get("name") in self.guard.registry:
-            post = result.response_metadata.get(METADATA_KEY, {}) if isinstance(result, ToolMessage) else {}
-            self.store.record_tool_result(call["name"], post.get("outcome") is None, post.get("outcome"))
-        return result
+    def _record_outcome(self, tool: str | None, post: dict[str, Any]) -> None:
+        """Tell the shared circuit breaker how the tool's execution ended (``post``: the guard's record)."""
+        if self.store is not None and tool in self.guard.registry:
+            self.store.record_tool_result(tool, post.get("outcome") is None, post.get("outcome"))
 
     def _check(self, call: ToolCall, conversation: Conversation, state: GuardState) -> Decision:
         if self.telemetry is None:
@@ -172,6 +180,8 @@ class GuardedToolNode(ToolNode):
             return {**input, "tool_call": calls[0]}
         if isinstance(input, list) and input and isinstance(input[-1], dict) and input[-1].get("type") == "tool_call":
             return calls
+        if [dict(c) for c in self._parse_input(input)[0]] == calls and not _invalid_calls(input, self._messages_key):
+            return input  # every call runs as proposed: ToolNode gets the very input it would have got
         messages = input if isinstance(input, list) else (
             input.get(self._messages_key) if isinstance(input, dict) else getattr(input, self._messages_key)
         )
@@ -186,27 +196,56 @@ class GuardedToolNode(ToolNode):
             return {**input, self._messages_key: messages}
         if isinstance(input, BaseModel):
             return input.model_copy(update={self._messages_key: messages})
-        return dataclasses.replace(input, **{self._messages_key: messages})
+        if isinstance(input, V1BaseModel):
+            return input.copy(update={self._messages_key: messages})
+        if dataclasses.is_dataclass(input):
+            return dataclasses.replace(input, **{self._messages_key: messages})
+        copied = copy.copy(input)  # any other object ToolNode reads its messages from
+        setattr(copied, self._messages_key, messages)
+        return copied
 
     # -- the calls --------------------------------------------------------------------------------
 
-    def _guarded_wrap(self, request: Any, execute: Callable[[Any], Any]) -> Any:
-        run = execute if self._user_wrap is None else (lambda r: self._user_wrap(r, execute))
-        result = run_with_backoff(request.tool_call, request, run, self.guard.policy, sleep=self._sleep, on_failure=self._on_failure)
-        return self._record_outcome(request.tool_call, result)
-
-    async def _guarded_awrap(self, request: Any, execute: Callable[[Any], Awaitable[Any]]) -> Any:
-        run = execute if self._user_awrap is None else (lambda r: self._user_awrap(r, execute))
-        result = await arun_with_backoff(
-            request.tool_call, request, run, self.guard.policy, sleep=self._asleep, on_failure=self._on_failure
+    def _run_one(self, call: Any, *args: Any, **kwargs: Any) -> Any:
+        """ToolNode's execution of one call (the user's wrapper, ``handle_tool_errors``, injection),
+        with the guard's backoff around it: what ToolNode returns or raises is handed on as it is."""
+        run = lambda _: super(GuardedToolNode, self)._run_one(call, *args, **kwargs)  # noqa: E731
+        return run_with_backoff(
+            call, None, run, self.guard.policy,
+            sleep=self._sleep, on_failure=self._on_failure, on_outcome=self._record_outcome, observe=self.observing,
         )
-        return self._record_outcome(request.tool_call, result)
+
+    async def _arun_one(self, call: Any, *args: Any, **kwargs: Any) -> Any:
+        run = lambda _: super(GuardedToolNode, self)._arun_one(call, *args, **kwargs)  # noqa: E731
+        return await arun_with_backoff(
+            call, None, run, self.guard.policy,
+            sleep=self._asleep, on_failure=self._on_failure, on_outcome=self._record_outcome, observe=self.observing,
+        )
 
     def _on_failure(self, tool: str | None, finding: Finding) -> None:
         if self.telemetry is not None:
             self.telemetry.record_tool_error(tool, finding.category)
 
+    def _observe(self, input: Any, config: RunnableConfig) -> None:
+        """Observe mode: check every call and record the decisions (spans, metrics, the log), ask
+        no one, change nothing. A failure of the guard itself is logged, never raised."""
+        try:
+            messages = self._messages_of(input, config)
+            calls = self._calls_of(input, messages)
+            self._apply_circuits(calls)
+            conversation = Conversation.from_messages(messages)
+            state = GuardState.from_conversation(conversation)
+            for decision in self.guard.check_batch(calls, conversation, state, check=self._check):
+                log_observed(decision)
+        except GraphBubbleUp:
+            raise
+        except Exception:
+            _log.exception("guard (observe mode): the check failed; the calls run as they would without the guard")
+
     def _func(self, input: Any, config: RunnableConfig, runtime: Any) -> Any:
+        if self.observing:
+            self._observe(input, config)
+            return super()._func(input, config, runtime)
         plan = self._plan(input, config)
         ran = None
         if plan.to_run:
@@ -214,6 +253,9 @@ class GuardedToolNode(ToolNode):
         return self._combine(plan, ran, input)
 
     async def _afunc(self, input: Any, config: RunnableConfig, runtime: Any) -> Any:
+        if self.observing:
+            self._observe(input, config)
+            return await super()._afunc(input, config, runtime)
         asked = await aasked_by_this_task() if resuming() else None
         plan = self._plan(input, config, lambda: asked)
         ran = None
@@ -235,6 +277,8 @@ class GuardedToolNode(ToolNode):
             return sorted(msgs, key=lambda m: rank.get(getattr(m, "tool_call_id", ""), len(rank)))
 
         ours = list(plan.answered)
+        if not ours and ran is not None:
+            return ran  # every call ran: ToolNode's output as ToolNode shaped it
         if ran is None:
             return ordered(ours) if as_list else {self._messages_key: ordered(ours)}
         if isinstance(ran, dict) and isinstance(ran.get(self._messages_key), list):
@@ -247,6 +291,25 @@ class GuardedToolNode(ToolNode):
 
 def _latest_ai(messages: list[Any]) -> AIMessage | None:
     return next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+
+
+def _invalid_calls(input: Any, key: str) -> list[Any]:
+    """The latest AI message's calls whose arguments did not parse (the guard answers them)."""
+    if isinstance(input, dict) and input.get("__type") == "tool_call_with_context":
+        return []
+    messages = input if isinstance(input, list) else (input.get(key) if isinstance(input, dict) else getattr(input, key, None))
+    ai = _latest_ai([m for m in messages or [] if isinstance(m, AIMessage)])
+    return list(ai.invalid_tool_calls) if ai is not None else []
+
+
+def log_observed(decision: Decision) -> None:
+    """The decision log of observe mode: what enforcing would have done, one line per call."""
+    level = logging.DEBUG if decision.action.value == "allow" else logging.INFO
+    _log.log(
+        level, "guard (observe): would %s call %s to %s (%s)", decision.action.value, decision.call.id,
+        decision.call.name, ", ".join(c.value for c in decision.categories) or "no findings",
+        extra={"guard_decision": decision.decision_id, "guard_action": decision.action.value},
+    )
 
 
 def _lc_calls(plan: Plan) -> list[dict[str, Any]]:

@@ -161,8 +161,10 @@ def test_timeout_is_retried_with_backoff_then_given_up():
     result = run(agent, {"messages": [("user", "Look up Paris")]})
     msg = tool_messages(result)[0]
     assert len(attempts) == 3
-    assert msg.status == "error" and "tool_timeout" in msg.content and "3 attempts" in msg.content
-    assert record(msg)["attempts"] == 3 and record(msg)["action"] == "retry"
+    # the agent handles tool errors (handle_tool_errors=True): ToolNode's text, the guard's record
+    assert msg.status == "error" and msg.content == "Error: TimeoutError('upstream took too long')\n Please fix your mistakes."
+    assert record(msg)["attempts"] == 3 and record(msg)["outcome"] == "tool_timeout"
+    assert record(msg)["attempt_errors"] == ["tool_timeout", "tool_timeout"]
 
 
 def test_transient_failure_then_success_is_retried_transparently():
@@ -192,7 +194,8 @@ def test_permission_error_is_blocked_not_retried():
 
     agent = agent_for([admin], [ai_call("admin", {"city": "Paris"})])
     msg = tool_messages(run(agent, {"messages": [("user", "Paris please")]}))[0]
-    assert len(attempts) == 1 and record(msg)["action"] == "block" and "tool_permission" in msg.content
+    assert len(attempts) == 1 and record(msg)["outcome"] == "tool_permission" and record(msg)["outcome_action"] == "block"
+    assert msg.status == "error" and "PermissionError('403 forbidden')" in msg.content
 
 
 @pytest.mark.parametrize(
@@ -256,8 +259,8 @@ def test_a_circuit_opened_by_one_replica_makes_the_tool_unavailable_on_another()
         runs.append(city)
         raise PermissionError("403 forbidden: backend locked")
 
-    replica_a = node_graph(GuardedToolNode([payments], FAST, store=store))
-    replica_b = node_graph(GuardedToolNode([payments], FAST, store=store))
+    replica_a = node_graph(GuardedToolNode([payments], FAST, store=store, handle_tool_errors=True))
+    replica_b = node_graph(GuardedToolNode([payments], FAST, store=store, handle_tool_errors=True))
     for i in range(2):
         replica_a.invoke({"messages": [HumanMessage("Paris"), ai_call("payments", {"city": "Paris"}, f"a{i}")]})
     assert store.circuit("payments").state == "open" and len(runs) == 2
