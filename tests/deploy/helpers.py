@@ -28,6 +28,7 @@ METRIC_FAMILIES: dict[str, str] = {
     "guard_decisions_total": "counter",
     "guard_check_duration_seconds": "histogram",
     "guard_retries_total": "counter",
+    "guard_warnings_total": "counter",
     "guard_escalations_total": "counter",
     "guard_escalations_pending": "gauge",
     "guard_escalation_wait_seconds": "histogram",

@@ -187,6 +187,8 @@ def _exercise(url: str) -> None:
     assert allowed["action"] == "allow", allowed
     retried = _check(url, {"name": "book_hotel", "args": {"city": "Paris"}, "id": "c2"}, "t1")
     assert retried["action"] == "retry", retried
+    warned = _check(url, {"name": "get_weather", "args": {"city": "London"}, "id": "c4"}, "t1")
+    assert warned["action"] == "warn" and warned["warnings"][0]["category"] == "ungrounded_value", warned
     asked = _check(url, {"name": "transfer_money", "args": {"to_account": "DE123", "amount": 20}, "id": "c3"}, "t1")
     assert asked["action"] == "ask_human" and asked["escalation"], asked
 
@@ -244,7 +246,8 @@ def test_prometheus_scrapes_every_metric_the_dashboard_queries(guard_service: st
     assert values("guard_tool_errors_total", tool="get_weather", kind="tool_timeout") == [1.0]
     assert values("guard_circuit_state", tool="get_weather") == [0.0]  # one failure: still closed
     assert values("guard_state_backend_errors_total") == [0.0]
-    assert values("guard_check_duration_seconds_count") == [3.0]
+    assert values("guard_warnings_total", tool="get_weather", category="ungrounded_value") == [1.0]
+    assert values("guard_check_duration_seconds_count") == [4.0]
 
     # every dashboard expression runs on the real engine; the rate panels have data once two scrapes are in
     for title, expr in dashboard_exprs():
