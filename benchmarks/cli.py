@@ -116,7 +116,7 @@ def transfer(
     policy: Path | None = typer.Option(None, help="base policy YAML (default: the built-in policy)"),
     semantic: bool = typer.Option(False, help="run the embedding checks and sweep their thresholds too (needs the semantic extra)"),
     own: bool = typer.Option(False, help="also calibrate on the suite's own dev split, for the column beside"),
-    limit: int | None = typer.Option(None, help="at most N cases per suite and split"),
+    limit: int | None = typer.Option(None, help="at most N cases per suite and split, taken evenly across the suite"),
     max_false_alarms: float | None = typer.Option(None, min=0, max=1, help="ceiling on the false-interrupt rate on clean cases"),
     out: Path = typer.Option(Path("bench-out/transfer"), help="folder for transfer.json and transfer.md"),
 ) -> None:

@@ -103,7 +103,10 @@ def fmt(value: float | None) -> str:
 
 
 def fmt_ci(value: float | None, entry: Mapping[str, Any] | None) -> str:
-    """A figure and its 95% interval: ``0.606 [0.51, 0.69]`` (the figure alone without one)."""
+    """A figure and its 95% interval: ``0.606 [0.51, 0.69]`` (the figure alone without one; "— (no
+    cases)" for a share of none)."""
+    if (entry or {}).get("n") == 0:
+        return "— (no cases)"
     ci = (entry or {}).get("ci95")
     return fmt(value) if value is None or not ci else f"{value:.3f} [{ci[0]:.2f}, {ci[1]:.2f}]"
 

@@ -53,6 +53,14 @@ def _measure(module: Any, cases: Sequence[Case], policy: Policy, semantic: bool)
             "paper_ci95": figure_intervals(results, paper, module.paper_metrics)}
 
 
+def spread(cases: Sequence[Case], limit: int | None) -> list[Case]:
+    """At most ``limit`` cases taken evenly across the load order (so every subset is represented,
+    where the first ``limit`` would take the first files only); all of them without a limit."""
+    if not limit or len(cases) <= limit:
+        return list(cases)
+    return [cases[i * len(cases) // limit] for i in range(limit)]
+
+
 def _knobs(policy: Policy, semantic: bool) -> dict[str, Any]:
     return {k.path: value_at(policy, k.path) for k in KNOBS if semantic or not k.semantic}
 
@@ -74,7 +82,7 @@ def transfer(
     base = base or Policy()
     modules = {n: load_suite(n) for n in SUITES}
     modules = {n: m for n, m in modules.items() if m.available(data)}
-    dev = {n: select_cases(m, data, "dev", limit) for n, m in modules.items()}
+    dev = {n: spread(select_cases(m, data, "dev"), limit) for n, m in modules.items()}
     out: dict[str, Any] = {"data_dir": str(data), "semantic": semantic, "limit": limit,
                            "max_false_alarms": max_false_alarms, "base_sha256": base.sha256, "suites": {}}
     for target in targets:
@@ -87,7 +95,7 @@ def transfer(
         if own and dev[target]:
             policies["own_dev"], _ = sweep({target: dev[target]}, base, semantic=semantic, max_false_alarms=max_false_alarms)
         policies["other_dev"], _ = sweep(others, base, semantic=semantic, max_false_alarms=max_false_alarms)
-        test = select_cases(modules[target], data, "test", limit)
+        test = spread(select_cases(modules[target], data, "test"), limit)
         entry: dict[str, Any] = {"calibrated_on": sorted(others), "n_dev_cases": sum(len(c) for c in others.values())}
         for column, policy in policies.items():
             entry[column] = _measure(modules[target], test, policy, semantic) | {"knobs": _knobs(policy, semantic)}

@@ -80,3 +80,11 @@ def test_the_f1_interval_resamples_families():
     results += [result("missing_information", False, "bad", id=f"b{i}") for i in range(2)]
     lo, hi = summary(results)["categories"]["missing_information"]["ci95"]["f1"]
     assert (lo, hi) == (0.0, 1.0)
+
+
+def test_a_share_of_no_cases_is_said_to_have_none():
+    from benchmarks.report import fmt_ci
+
+    assert fmt_ci(0.0, {"ci95": [0.0, 1.0], "method": "wilson", "k": 0, "n": 0}) == "— (no cases)"
+    assert fmt_ci(0.5, {"ci95": [0.2, 0.8], "method": "wilson", "k": 2, "n": 4}) == "0.500 [0.20, 0.80]"
+    assert fmt_ci(0.5, None) == "0.500"

@@ -50,3 +50,9 @@ def test_the_command_writes_json_and_table(tmp_path):
     assert "bfcl" not in data["suites"]["bfcl"]["calibrated_on"] and data["suites"]["bfcl"]["calibrated_on"]
     assert "## bfcl" in (out / "transfer.md").read_text()
     assert CliRunner().invoke(app, ["bench", "transfer", "nope", "--data-dir", str(SAMPLES)]).exit_code == 2
+
+
+def test_a_limit_spreads_over_the_whole_suite():
+    cases = list(range(10))
+    assert transfer.spread(cases, 4) == [0, 2, 5, 7] and transfer.spread(cases, None) == cases
+    assert transfer.spread(cases, 20) == cases
