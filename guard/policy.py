@@ -105,6 +105,9 @@ class ArgumentLimits(_Strict):
 
     max_bytes: int = Field(1_000_000, ge=1, description="size of the arguments' JSON text")
     max_depth: int = Field(32, ge=1, description="nesting of objects and arrays")
+    regex_timeout_ms: float = Field(
+        50.0, gt=0, le=10_000, description="time one validation may spend on schema regexes RE2 cannot run"
+    )
 
 
 class PreflightConfig(_Strict):

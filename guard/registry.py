@@ -5,7 +5,10 @@ JSON-schema dialects (OpenAI, ACEBench, BFCL with ``dict``/``float``/``tuple``/`
 ToolBench/Fail-TaLMs ``required_parameters`` lists, API-Bank ``input_parameters``). Checks should
 not care which: each tool becomes a ``ToolSpec`` whose ``parameters`` is a standard JSON schema of
 ``type: object``. A description that cannot be normalised raises ``ToolSchemaError`` at
-registration, naming the tool and the path, instead of failing later on a live call.
+registration, naming the tool and the path, instead of failing later on a live call; so does one
+that could not be validated safely (``guard.schema.schema_problem``): a ``$ref`` that is not local
+(schemas are never fetched), one that points nowhere, a loop of references, a pattern that cannot
+be compiled in bounded time.
 """
 
 from __future__ import annotations
@@ -18,10 +21,9 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from typing import Any, Generic, TypeVar
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 from rapidfuzz import fuzz, process
 
+from guard import schema as schemas
 from guard.models import canonical_json, short_hash
 
 V = TypeVar("V")
@@ -166,6 +168,8 @@ class ToolSpec:
     def from_any(cls, tool: Any, *, name: str | None = None) -> ToolSpec:
         """Build a spec from any supported description (see the module docstring)."""
         if isinstance(tool, ToolSpec):
+            if problem := _schema_problem(canonical_json(tool.parameters)):
+                raise ToolSchemaError(tool.name, problem[0], problem[1])
             return tool if name is None else replace(tool, name=name)
         if isinstance(tool, dict):
             return _from_dict(tool, name)
@@ -201,17 +205,14 @@ def _from_dict(raw: dict[str, Any], name: str | None) -> ToolSpec:
 
 @lru_cache(maxsize=4096)
 def _schema_problem(schema_json: str) -> tuple[str, str] | None:
-    """Where a normalised schema breaks JSON Schema itself (a bad regex, a non-list enum...).
+    """Where a normalised schema breaks JSON Schema itself (a bad regex, a non-list enum...) or
+    could not be validated safely (a remote or dangling ``$ref``, a reference loop, a pattern that
+    cannot be compiled in bounded time): ``guard.schema.schema_problem``.
 
-    Caught at registration, because the validator would otherwise raise on every call to the
-    tool. Cached by content: datasets register the same tools thousands of times.
+    Caught at registration, because the validator would otherwise raise (or fetch, or hang) on
+    every call to the tool. Cached by content: datasets register the same tools thousands of times.
     """
-    try:
-        Draft202012Validator.check_schema(json.loads(schema_json))
-    except SchemaError as exc:
-        path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in exc.path)
-        return path, f"invalid JSON schema: {exc.message}"
-    return None
+    return schemas.schema_problem(json.loads(schema_json))
 
 
 def _from_parameter_lists(raw: dict[str, Any], tool: str) -> dict[str, Any]:

@@ -15,6 +15,28 @@ from langchain_core.tools import tool
 from tests.state.helpers import FakeClock, RedisServer, start_redis
 
 
+@pytest.fixture(autouse=True)
+def _hypothesis_prints_falsifying_examples(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Property tests print the example that failed.
+
+    schemathesis (which the service's OpenAPI tests import) swaps Hypothesis' printer, process-wide
+    and for good, for one that prints nothing, for its own speed: every other property test then
+    reports ``Falsifying example: test(args=, ...)`` with the values blank. Tests of modules that
+    do not use schemathesis get Hypothesis' own printer back while they run."""
+    import hypothesis.core
+    from hypothesis.vendor import pretty
+
+    if "schemathesis" in vars(request.module) or hypothesis.core.RepresentationPrinter is pretty.RepresentationPrinter:
+        yield
+        return
+    swapped = hypothesis.core.RepresentationPrinter
+    hypothesis.core.RepresentationPrinter = pretty.RepresentationPrinter  # type: ignore[misc]
+    try:
+        yield
+    finally:
+        hypothesis.core.RepresentationPrinter = swapped  # type: ignore[misc]
+
+
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator[str]:
     server = start_redis()

@@ -77,7 +77,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
 from rapidfuzz import fuzz
 
 from benchmarks import families, labels
@@ -86,6 +85,7 @@ from benchmarks.datasets import acebench, api_bank, skipping, value_kind
 from benchmarks.metrics import ratio
 from benchmarks.suites import PaperFigure
 from guard.normalise import normalise_text
+from guard.schema import validator
 from guard.registry import ToolRegistry, name_words
 
 NAME = "critictool"
@@ -442,7 +442,7 @@ def _schema_of(tool_json: str) -> dict[str, Any]:
 
 
 def _valid(schema: dict[str, Any], value: Any) -> bool:
-    return Draft202012Validator(schema).is_valid(value)
+    return validator(schema).is_valid(value)
 
 
 def _tool_of(gold: Gold) -> dict[str, Any]:

@@ -16,8 +16,11 @@ Two deliberate departures from plain JSON Schema:
   tools in the datasets do; otherwise the result would depend on whether the optional
   ``rfc3339-validator`` package happens to be installed.
 
-Validators are compiled once per schema object and cached, so a valid call costs one pass of
-``iter_errors`` and nothing else.
+Validators come from ``guard.schema`` (never a network fetch, regexes and ``uniqueItems`` in
+bounded time) and are compiled once per schema object and cached, so a valid call costs one pass
+of ``iter_errors`` and nothing else. A pattern that cannot be decided within
+``checks.limits.regex_timeout_ms`` is a PATTERN_VIOLATION finding with rule ``pattern_timeout``
+that says so.
 """
 
 from __future__ import annotations
@@ -31,9 +34,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, time
 from typing import Any
 
-from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError, best_match
 
+from guard import schema as schemas
 from guard.checks import CheckContext
 from guard.models import Finding, Repair, ToolCall
 from guard.policy import ArgumentLimits
@@ -286,8 +289,7 @@ def _is_time(instance: object) -> bool:
     return bool(_TIME_RE.fullmatch(instance)) and bool(time.fromisoformat(instance.upper()))
 
 
-_FORMAT_CHECKER = FormatChecker(formats=())
-_FORMAT_CHECKER.checkers = dict(Draft202012Validator.FORMAT_CHECKER.checkers)
+_FORMAT_CHECKER = schemas.format_checker()
 _FORMAT_CHECKER.checks("date-time", raises=ValueError)(_is_date_time)
 _FORMAT_CHECKER.checks("time", raises=ValueError)(_is_time)
 
@@ -302,7 +304,7 @@ def conforms_to_format(value: Any, fmt: str) -> bool:
 # ----------------------------------------------------------------------------------------------
 
 _CACHE_SIZE = 512
-_cache: dict[tuple[int, bool], tuple[dict[str, Any], Draft202012Validator]] = {}
+_cache: dict[tuple[int, bool], tuple[dict[str, Any], Any]] = {}
 _cache_lock = threading.Lock()
 
 #: An object schema with these keywords takes properties from elsewhere: it is never closed.
@@ -311,14 +313,14 @@ _OPEN_KEYWORDS = (
 )
 
 
-def _validator(schema: dict[str, Any], closed: bool) -> Draft202012Validator:
+def _validator(schema: dict[str, Any], closed: bool) -> Any:
     """The compiled validator for a schema object; the cache holds the schema, so ids stay unique."""
     key = (id(schema), closed)
     hit = _cache.get(key)
     if hit is not None and hit[0] is schema:
         return hit[1]
     compiled = close_objects(schema) if closed else schema
-    validator = Draft202012Validator(compiled, format_checker=_FORMAT_CHECKER)
+    validator = schemas.validator(compiled, format_checker=_FORMAT_CHECKER)
     with _cache_lock:
         if len(_cache) >= _CACHE_SIZE:
             _cache.pop(next(iter(_cache)))
@@ -401,11 +403,12 @@ def check(ctx: CheckContext) -> list[Finding]:
     validator = _validator(spec.parameters, ctx.policy.checks.unexpected_arguments)
     best: dict[str, tuple[int, Finding]] = {}
     try:
-        for error in validator.iter_errors(ctx.args):
-            for finding in _findings(error, spec.parameters, spec.name):
-                rank = _rank(finding)
-                if finding.path not in best or rank < best[finding.path][0]:
-                    best[finding.path] = (rank, finding)
+        with schemas.regex_budget(ctx.policy.checks.limits.regex_timeout_ms):
+            for error in validator.iter_errors(ctx.args):
+                for finding in _findings(error, spec.parameters, spec.name):
+                    rank = _rank(finding)
+                    if finding.path not in best or rank < best[finding.path][0]:
+                        best[finding.path] = (rank, finding)
     except RecursionError:
         return [_Malformed("too_deep", "arguments nest too deeply to validate", ctx.args).finding(spec.name)]
     return [finding for _, finding in best.values()]
@@ -421,7 +424,9 @@ def _findings(error: ValidationError, root: dict[str, Any], tool: str) -> Iterat
     keyword = str(error.validator)
     parts = list(error.absolute_path)
     path = json_path(parts)
-    if keyword == "required":
+    if schemas.is_undecided(error):
+        yield _undecided(error, keyword, path, tool)
+    elif keyword == "required":
         yield from _missing(error, parts, tool)
     elif keyword in ("additionalProperties", "unevaluatedProperties"):
         yield from _unexpected(error, parts, tool)
@@ -475,8 +480,8 @@ def _unexpected(error: ValidationError, parts: list[Any], tool: str) -> Iterator
     instance = error.instance if isinstance(error.instance, dict) else {}
     schema = error.schema if isinstance(error.schema, dict) else {}
     declared = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-    patterns = [re.compile(p) for p in schema.get("patternProperties", {}) if isinstance(p, str)]
-    extras = [k for k in instance if k not in declared and not any(p.search(str(k)) for p in patterns)]
+    patterns = [p for p in schema.get("patternProperties", {}) if isinstance(p, str)]
+    extras = [k for k in instance if k not in declared and not _matches(patterns, str(k))]
     owner = f"tool {tool!r}" if not parts else path_label(json_path(parts))
     evidence = {"allowed": list(declared)}
     if not extras:  # properties evaluated elsewhere (allOf, $ref): report the object itself
@@ -486,6 +491,30 @@ def _unexpected(error: ValidationError, parts: list[Any], tool: str) -> Iterator
         path = json_path([*parts, key])
         message = f"{excerpt(key)} is not a {'parameter' if not parts else 'property'} of {owner}"
         yield _finding(Category.UNEXPECTED_ARGUMENT, tool, path, instance[key], keyword, message, evidence)
+
+
+def _matches(patterns: list[str], key: str) -> bool:
+    """Whether a key fits one of the patterns (one that cannot be decided counts as fitting: the
+    validator has reported it already)."""
+    for pattern in patterns:
+        try:
+            if schemas.search(pattern, key):
+                return True
+        except schemas.RegexUndecided:
+            return True
+    return False
+
+
+def _undecided(error: ValidationError, keyword: str, path: str, tool: str) -> Finding:
+    """A value whose pattern (or ``regex`` format) could not be checked in bounded time."""
+    reason = schemas.undecided_reason(error)
+    message = f"{path_label(path)} was not checked: {reason}"
+    evidence: dict[str, Any] = {"reason": reason}
+    if isinstance(error, schemas.Undecided):
+        evidence["pattern"] = error.pattern
+    category = Category.FORMAT_VIOLATION if keyword == "format" else Category.PATTERN_VIOLATION
+    rule = "format_timeout" if keyword == "format" else "pattern_timeout"
+    return _finding(category, tool, path, error.instance, rule, message, evidence)
 
 
 def _is_required_property(root: dict[str, Any], schema_path: Sequence[Any]) -> bool:

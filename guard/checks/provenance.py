@@ -24,7 +24,9 @@ tiers (the first tier that has any decides):
    or URL for a parameter named so, a number before a word of the parameter's name or description
    ("two adults", "10 minutes").
 
-Every candidate must validate against the parameter's schema (jsonschema) after the obvious
+Every candidate must validate against the parameter's schema (``guard.schema``'s validator: its
+``#/$defs/…`` references resolve against the tool's schema, nothing is fetched, regexes share
+``checks.limits.regex_timeout_ms`` per call) after the obvious
 conversion (123 -> "123" for a string, "5" -> 5 for a number). Runs after the deterministic
 repairs, on their output, so it sees ``"-1"`` where the model wrote ``-1`` for a string; a repair
 it supersedes at the same path is dropped and its ``before`` kept.
@@ -39,9 +41,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from jsonschema import Draft202012Validator
 from rapidfuzz import fuzz
 
+from guard import schema as schemas
 from guard.checks import CheckContext
 from guard.checks.arguments import child_path, encodable, excerpt, path_label
 from guard.checks.placeholders import stand_in_rule
@@ -107,6 +109,11 @@ def complete(ctx: CheckContext, findings: list[Finding]) -> tuple[dict[str, Any]
     if (spec is None or not isinstance(ctx.args, dict) or not ctx.policy.repairs.from_provenance
             or not ctx.policy.repairs_allowed(spec.name)):
         return ctx.args, findings
+    with schemas.regex_budget(ctx.policy.checks.limits.regex_timeout_ms):
+        return _complete(ctx, spec, findings)
+
+
+def _complete(ctx: CheckContext, spec: Any, findings: list[Finding]) -> tuple[dict[str, Any], list[Finding]]:
     earlier = {f.repair.path: f for f in findings if f.repair is not None}
     args = dict(ctx.args)
     added: list[Finding] = []
@@ -134,13 +141,21 @@ def complete(ctx: CheckContext, findings: list[Finding]) -> tuple[dict[str, Any]
 # --- what is broken ---------------------------------------------------------------------------
 
 
+def _validator_of(schema: dict[str, Any], root: dict[str, Any] | None) -> Any:
+    """The validator of a parameter's schema; ``root`` (the tool's schema) is keyed in only when
+    the parameter's schema holds a reference, so other parameters share validators across tools."""
+    schema_json = canonical_json(schema)
+    local = root is not None and ('"$ref"' in schema_json or '"$dynamicRef"' in schema_json)
+    return _validator(schema_json, canonical_json(root) if local else None)
+
+
 @lru_cache(maxsize=2048)
-def _validator(schema_json: str) -> Draft202012Validator:
-    return Draft202012Validator(json.loads(schema_json))
+def _validator(schema_json: str, root_json: str | None) -> Any:
+    return schemas.validator(json.loads(schema_json), root=None if root_json is None else json.loads(root_json))
 
 
-def _valid(schema: dict[str, Any], value: Any) -> bool:
-    return _validator(canonical_json(schema)).is_valid(value)
+def _valid(schema: dict[str, Any], value: Any, root: dict[str, Any] | None) -> bool:
+    return _validator_of(schema, root).is_valid(value)
 
 
 def _fault(present: bool, value: Any, before: Any, schema: dict[str, Any], sources: _Sources) -> str | None:
@@ -148,15 +163,16 @@ def _fault(present: bool, value: Any, before: Any, schema: dict[str, Any], sourc
     complete better, like a null the schema allows)."""
     if not present:
         return MISSING
+    root = sources.ctx.spec.parameters if sources.ctx.spec is not None else None
     for v in (before, value):
         if v is None:
-            return None if _valid(schema, None) else NULL
+            return None if _valid(schema, None, root) else NULL
         if _sentinel(v, schema, sources):
             return SENTINEL
-    return WRONG_TYPE if _wrong_type(value, schema) or _wrong_type(before, schema) else None
+    return WRONG_TYPE if _wrong_type(value, schema, root) or _wrong_type(before, schema, root) else None
 
 
-def _wrong_type(value: Any, schema: dict[str, Any]) -> bool:
+def _wrong_type(value: Any, schema: dict[str, Any], root: dict[str, Any] | None) -> bool:
     """A JSON type the schema refuses (the model's own value: 0 where a token was due is wrong
     even after the repairs read it as "0"). A plain ``type`` is checked directly: this runs for
     every parameter of every call, and a validator pass costs ten times as much."""
@@ -164,7 +180,7 @@ def _wrong_type(value: Any, schema: dict[str, Any]) -> bool:
     types = [declared] if isinstance(declared, str) else declared if isinstance(declared, list) else None
     if types is not None and all(t in _JSON_TYPES for t in types):
         return not any(_JSON_TYPES[t](value) for t in types)
-    return any(e.validator == "type" and not e.path for e in _validator(canonical_json(schema)).iter_errors(value))
+    return any(e.validator == "type" and not e.path for e in _validator_of(schema, root).iter_errors(value))
 
 
 #: JSON Schema's types as Python checks (an integral float is an integer; a bool is no number).
@@ -300,6 +316,7 @@ class _Sources:
     def __init__(self, ctx: CheckContext) -> None:
         self.ctx = ctx
         self._said: str | None = None
+        self._root = ctx.spec.parameters if ctx.spec is not None else None
 
     def said(self, text: str) -> bool:
         """Whether the user or system said this value word for word (then a stand-in-looking value
@@ -340,7 +357,7 @@ class _Sources:
     ) -> Iterator[tuple[Candidate, str, frozenset[str]]]:
         """Every field of every earlier successful tool result whose value fits the schema; with
         ``named``, only those it names a tier for (and then without the label an embedder reads)."""
-        valid = _validator(canonical_json(schema)).is_valid
+        valid = _validator_of(schema, self._root).is_valid
         for i, msg in enumerate(self.ctx.conversation.messages):
             if msg.role != "tool" or msg.status == "error" or not isinstance(msg.data, (dict, list)):
                 continue
@@ -385,7 +402,7 @@ class _Sources:
         type (and in its date format, when it states one: "March 20 at 6:30 AM" for a
         ``%Y-%m-%d %H:%M:%S`` time; what cannot be written so is no candidate)."""
         dated = wants_date(schema)
-        valid = _validator(canonical_json(schema)).is_valid
+        valid = _validator_of(schema, self._root).is_valid
         for i, msg in enumerate(self.ctx.conversation.messages):
             if msg.role != "user" or not msg.content:
                 continue

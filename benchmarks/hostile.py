@@ -1,0 +1,139 @@
+"""Time ``Guard.check`` on hostile tool schemas and arguments (``python benchmarks/hostile.py``).
+
+Each row is one request an attacker controls (the tool schema, the arguments, or both): a
+catastrophic pattern, a pattern only a backtracking engine can run, uniqueItems over thousands of
+objects, keys matched against a catastrophic patternProperties, a remote ``$ref`` to a loopback
+listener (refused at registration: the time is the registration's, and the listener counts the
+connections it got), a ``$ref`` loop, and deep nesting (as JSON text, the way a model sends it). It prints the median and worst of a few
+runs per row and the outcome; the target is a worst below 100 ms.
+"""
+
+from __future__ import annotations
+
+import socket
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: the repository root on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from guard import Guard  # noqa: E402
+from guard.registry import ToolRegistry, ToolSchemaError  # noqa: E402
+
+RUNS = 5
+TARGET_MS = 100.0
+
+
+def _tool(parameters: dict[str, Any]) -> dict[str, Any]:
+    return {"name": "lookup", "description": "Look a code up.", "parameters": parameters}
+
+
+def _one(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": {name: schema}, "required": [name]}
+
+
+def _checked(parameters: dict[str, Any], args: Any) -> Callable[[], str]:
+    guard = Guard([_tool(parameters)])
+
+    def run() -> str:
+        decision = guard.check({"name": "lookup", "args": args, "id": "c1"})
+        rules = sorted({f.rule or "" for f in decision.findings if f.check == "arguments"})
+        return f"{decision.action.value}: {', '.join(rules) or 'no schema finding'}"
+
+    return run
+
+
+def _refused(parameters: dict[str, Any]) -> Callable[[], str]:
+    def run() -> str:
+        try:
+            ToolRegistry([_tool(parameters)])
+        except ToolSchemaError as exc:
+            return f"ToolSchemaError at {exc.path}"
+        return "registered (!)"
+
+    return run
+
+
+def _nested(depth: int) -> Any:
+    value: Any = "x"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _listener() -> tuple[socket.socket, Callable[[], int]]:
+    """A loopback listener that never accepts: a connection attempt would sit in its backlog."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(8)
+    sock.setblocking(False)
+
+    def connections() -> int:
+        count = 0
+        while True:
+            try:
+                conn, _ = sock.accept()
+            except BlockingIOError:
+                return count
+            conn.close()
+            count += 1
+
+    return sock, connections
+
+
+def rows() -> list[tuple[str, Callable[[], str]]]:
+    evil = {"type": "string", "pattern": "^(a+)+$"}
+    backref = {"type": "string", "pattern": r"^(a|aa)+\1$"}
+    objects = [{"id": i, "tags": ["x", i], "meta": {"a": i}} for i in range(3000)]
+    sock, connections = _listener()
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/s.json"
+    remote = _refused(_one("code", {"$ref": url}))
+
+    def remote_counted() -> str:
+        outcome = remote()
+        return f"{outcome}; {connections()} connections"
+
+    looped = {"type": "object", "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}},
+              "properties": {"x": {"$ref": "#/$defs/a"}}}
+    return [
+        ("pattern ^(a+)+$, 34 chars", _checked(_one("code", evil), {"code": "a" * 33 + "b"})),
+        ("pattern ^(a+)+$, 10,000 chars", _checked(_one("code", evil), {"code": "a" * 9_999 + "b"})),
+        ("backreference pattern, 41 chars (regex, timed out)", _checked(_one("code", backref), {"code": "a" * 40 + "b"})),
+        ("50 values x backreference pattern", _checked(_one("codes", {"type": "array", "items": backref}),
+                                                       {"codes": ["a" * 40 + "b"] * 50})),
+        ("patternProperties ^(a+)+$, 1,000 keys of 30 chars", _checked(
+            _one("tags", {"type": "object", "patternProperties": {"^(a+)+$": {}}, "additionalProperties": False}),
+            {"tags": {"a" * 28 + f"b{i}": i for i in range(1000)}})),
+        ("uniqueItems, 3,000 objects", _checked(_one("rows", {"type": "array", "uniqueItems": True}), {"rows": objects})),
+        ("$ref to a loopback URL (registration)", remote_counted),
+        ("$ref loop (registration)", _refused(looped)),
+        ("nesting 30 deep", _checked(_one("v", {}), {"v": _nested(30)})),
+        ("nesting 100,000 deep (JSON text)", _checked(_one("v", {}), '{"v": ' + "[" * 100_000 + "]" * 100_000 + "}")),
+    ]
+
+
+def main() -> int:
+    table = []
+    for label, run in rows():
+        times = []
+        for _ in range(RUNS):
+            start = time.perf_counter()
+            outcome = run()
+            times.append((time.perf_counter() - start) * 1000)
+        table.append((label, statistics.median(times), max(times), outcome))
+    width = max(len(r[0]) for r in table)
+    print(f"{'request':<{width}} | median ms | worst ms | outcome")
+    print(f"{'-' * width}-|-----------|----------|--------")
+    for label, median, worst, outcome in table:
+        print(f"{label:<{width}} | {median:9.2f} | {worst:8.2f} | {outcome}")
+    slowest = max(table, key=lambda r: r[2])
+    print(f"\nworst: {slowest[2]:.1f} ms ({slowest[0]}); target < {TARGET_MS:.0f} ms: {'met' if slowest[2] < TARGET_MS else 'MISSED'}")
+    return 0 if slowest[2] < TARGET_MS else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,696 @@
+"""The one place that turns a JSON schema into a validator: it never fetches, never hangs.
+
+Tool schemas come from whoever describes the tools (a service client, a dataset, an MCP server)
+and the values they check come from the model; neither is trusted. Plain ``jsonschema`` would
+
+* fetch a remote ``$ref`` (``http://127.0.0.1:…/s.json``) through its deprecated fallback, and
+  block on a listener that never answers;
+* run ``pattern`` and ``patternProperties`` with Python's backtracking ``re``
+  (``^(a+)+$`` on 28 a's and a b holds the GIL for seconds);
+* compare ``uniqueItems`` elements pairwise when they are objects (3,000 of them: seconds);
+* follow a ``$ref`` loop until ``RecursionError`` and report a missing pointer as an exception.
+
+Here every validator is built with a ``referencing.Registry`` whose ``retrieve`` refuses, so only
+the schema's own ``#…`` references resolve. Regexes run under RE2 (linear time) when the pattern
+compiles there, else under the ``regex`` package with a timeout (it releases the GIL while it
+matches, ``concurrent=True``); as ECMA-262 (JSON Schema's dialect) and RE2 agree, ``\\d``, ``\\w``
+and ``\\s`` are ASCII classes, where Python's ``re`` would take any Unicode digit or letter; a pattern that cannot be decided
+within the budget yields an ``Undecided`` validation error (a finding that says why), never a hang
+or an exception. ``uniqueItems`` hashes each element's canonical JSON form (JSON Schema equality:
+``1 == 1.0``, ``true != 1``, key order ignored). ``unevaluatedItems``/``unevaluatedProperties``
+use sets rather than jsonschema's list look-ups, which are quadratic in the array length.
+
+``schema_problem`` is what registration runs: the meta-schema, then every ``$ref``/``$dynamicRef``
+must be a local reference that resolves to a subschema, no chain of references may come back to
+where it started without consuming input, and every pattern must be one the matcher can compile
+in bounded time.
+
+The regex budget: ``regex_budget(ms)`` bounds the total time one validation pass spends on
+backtracking regexes (``checks.limits.regex_timeout_ms`` of the policy, 50 ms by default); outside
+it each evaluation gets ``REGEX_TIMEOUT_MS``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+import re2
+import regex
+import referencing
+import referencing.exceptions
+import referencing.jsonschema
+from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema.exceptions import SchemaError, ValidationError
+from jsonschema.validators import extend
+
+#: The per-evaluation budget of a backtracking regex outside ``regex_budget`` (milliseconds).
+REGEX_TIMEOUT_MS = 50.0
+
+#: A pattern RE2 refuses is compiled by ``regex``, whose compile time grows with the product of
+#: nested repetition counts (``((a{1000}){1000}){1000}`` does not finish): beyond this, refused.
+_MAX_REPETITION_PRODUCT = 10_000
+#: A value checked against ``format: regex`` that RE2 refuses is compiled by Python's ``re``,
+#: whose compile time is linear but not small (1 MB: 1.7 s): longer ones are undecided.
+_MAX_FALLBACK_REGEX_FORMAT_CHARS = 10_000
+
+
+# ----------------------------------------------------------------------------------------------
+# References: only the schema's own.
+# ----------------------------------------------------------------------------------------------
+
+
+def _refuse(uri: str) -> referencing.Resource[Any]:
+    """The registry's ``retrieve``: schemas are never fetched, whatever the URI."""
+    raise referencing.exceptions.NoSuchResource(ref=uri)
+
+
+#: Every validator's registry: the JSON Schema meta-schemas (jsonschema adds them) and nothing else.
+REGISTRY: referencing.Registry[Any] = referencing.Registry(retrieve=_refuse)  # type: ignore[call-arg]
+_SPEC = referencing.jsonschema.DRAFT202012
+
+
+# ----------------------------------------------------------------------------------------------
+# Bounded regular expressions.
+# ----------------------------------------------------------------------------------------------
+
+
+class RegexUndecided(Exception):
+    """A regex that could not be evaluated within its budget (or compiled in bounded time)."""
+
+    def __init__(self, pattern: str, reason: str) -> None:
+        super().__init__(reason)
+        self.pattern, self.reason = pattern, reason
+
+
+class Undecided(ValidationError):
+    """A validation error meaning "could not be checked", not "does not match"."""
+
+    def __init__(self, message: str, pattern: str, reason: str, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.pattern, self.reason = pattern, reason
+
+
+_deadline: ContextVar[float | None] = ContextVar("guard_regex_deadline", default=None)
+_budget_ms: ContextVar[float] = ContextVar("guard_regex_budget_ms", default=REGEX_TIMEOUT_MS)
+
+
+@contextmanager
+def regex_budget(ms: float) -> Iterator[None]:
+    """Within this block, backtracking regexes share ``ms`` milliseconds in total."""
+    deadline = _deadline.set(time.monotonic() + ms / 1000)
+    budget = _budget_ms.set(ms)
+    try:
+        yield
+    finally:
+        _deadline.reset(deadline)
+        _budget_ms.reset(budget)
+
+
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # a refused pattern is expected, not worth a line on stderr
+_RE2_OPTIONS.never_capture = True  # only "does it match" is asked: no groups to track
+
+
+@lru_cache(maxsize=2048)
+def _compiled(pattern: str) -> tuple[bool, Any]:
+    """``(linear, compiled)``: RE2 when it accepts the pattern, else ``regex`` (backtracking).
+
+    Raises ``RegexUndecided`` for a pattern ``regex`` cannot compile in bounded time, and
+    ``re.error``/``regex.error`` for one that is no regex at all."""
+    try:  # UTF-8 bytes in and out: the wrapper's str path maps every offset back (3x slower)
+        return True, re2.compile(pattern.encode("utf-8"), _RE2_OPTIONS)
+    except (re2.error, UnicodeError, ValueError, TypeError):
+        pass
+    return False, _backtracking(pattern)
+
+
+@lru_cache(maxsize=512)
+def _backtracking(pattern: str) -> Any:
+    """The pattern under ``regex``, after checking it compiles in bounded time."""
+    product = _repetition_product(pattern)
+    if product > _MAX_REPETITION_PRODUCT:
+        raise RegexUndecided(pattern, f"the pattern {_short(pattern)}: nested repetition counts multiply to {product}, more than "
+                                      f"{_MAX_REPETITION_PRODUCT} can be compiled in bounded time")
+    return regex.compile(pattern)
+
+
+def _repetition_product(pattern: str) -> int:
+    """The largest product of nested counted repetitions (``(a{10}){20}`` -> 200), as Python's
+    own regex parser reads the pattern; unparseable patterns count as too complex."""
+    from re import _parser  # type: ignore[attr-defined]  # the stdlib's parser: no regex of our own
+
+    try:
+        tree = _parser.parse(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return _MAX_REPETITION_PRODUCT + 1
+    worst = 1
+    stack: list[tuple[Any, int]] = [(tree, 1)]
+    while stack:
+        node, factor = stack.pop()
+        worst = max(worst, factor)
+        items = node.data if hasattr(node, "data") else node
+        for op, arg in items:
+            name = str(op)
+            if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+                low, high, sub = arg
+                count = high if high != _parser.MAXREPEAT else max(low, 1)
+                stack.append((sub, factor * max(count, 1)))
+            elif name == "SUBPATTERN":
+                stack.append((arg[-1], factor))
+            elif name == "ATOMIC_GROUP":
+                stack.append((arg, factor))
+            elif name in ("ASSERT", "ASSERT_NOT"):
+                stack.append((arg[1], factor))
+            elif name == "BRANCH":
+                stack.extend((b, factor) for b in arg[1])
+            elif name == "GROUPREF_EXISTS":
+                stack.extend((b, factor) for b in arg[1:] if b is not None)
+    return worst
+
+
+def search(pattern: str, text: str) -> bool:
+    """``re.search(pattern, text)`` as JSON Schema means it, in bounded time.
+
+    Raises ``RegexUndecided`` when the (backtracking) match runs out of budget."""
+    try:
+        linear, compiled = _compiled(pattern)
+    except (re.error, regex.error, RecursionError, OverflowError, ValueError, TypeError) as exc:
+        raise RegexUndecided(pattern, f"the pattern {_short(pattern)} cannot be checked ({exc})") from None
+    if linear:
+        try:
+            return compiled.search(text.encode("utf-8")) is not None
+        except UnicodeError:  # a lone surrogate RE2 cannot encode: the backtracking engine reads it
+            compiled = _backtracking(pattern)
+    deadline = _deadline.get()
+    seconds = _budget_ms.get() / 1000 if deadline is None else deadline - time.monotonic()
+    if seconds <= 0:
+        raise RegexUndecided(pattern, f"the pattern {_short(pattern)} could not be checked within {_budget_ms.get():g} ms")
+    try:
+        return compiled.search(text, timeout=seconds, concurrent=True) is not None
+    except TimeoutError:
+        raise RegexUndecided(pattern, f"the pattern {_short(pattern)} could not be checked within {_budget_ms.get():g} ms") from None
+
+
+def pattern_problem(pattern: str) -> str | None:
+    """Why a schema's pattern cannot be checked in bounded time (None when it can)."""
+    try:
+        _compiled(pattern)
+    except RegexUndecided as exc:
+        return exc.reason
+    except (re.error, regex.error, ValueError, TypeError) as exc:
+        return f"invalid regular expression {pattern!r}: {exc}"
+    return None
+
+
+def _undecided(exc: RegexUndecided, **kwargs: Any) -> Undecided:
+    return Undecided(exc.reason, exc.pattern, exc.reason, **kwargs)
+
+
+def _short(pattern: str) -> str:
+    return repr(pattern) if len(pattern) <= 80 else repr(pattern[:77]) + "..."
+
+
+# ----------------------------------------------------------------------------------------------
+# Keywords with bounded cost.
+# ----------------------------------------------------------------------------------------------
+
+_BASE = Draft202012Validator.VALIDATORS
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "string"):
+        return
+    try:
+        if not search(pattern, instance):
+            yield ValidationError(f"{instance!r} does not match {pattern!r}")
+    except RegexUndecided as exc:
+        yield _undecided(exc)
+
+
+def _matches_any(patterns: Any, key: str) -> bool:
+    return any(search(p, key) for p in patterns)
+
+
+def _pattern_properties(validator: Any, patterns: Mapping[str, Any], instance: Any, schema: Any) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            try:
+                matched = search(pattern, key)
+            except RegexUndecided as exc:
+                yield _undecided(exc, path=[key])
+                continue
+            if matched:
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional(validator: Any, instance: Mapping[str, Any], schema: Mapping[str, Any]) -> tuple[list[str], list[Undecided]]:
+    """The keys neither ``properties`` nor ``patternProperties`` cover, and the undecided ones."""
+    properties = schema.get("properties", {})
+    patterns = schema.get("patternProperties", {})
+    extras: list[str] = []
+    undecided: list[Undecided] = []
+    for key in instance:
+        if key in properties:
+            continue
+        try:
+            if patterns and _matches_any(patterns, key):
+                continue
+        except RegexUndecided as exc:
+            undecided.append(_undecided(exc, path=[key]))
+            continue
+        extras.append(key)
+    return extras, undecided
+
+
+def _additional_properties(validator: Any, aP: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "object"):
+        return
+    extras, undecided = _additional(validator, instance, schema)
+    yield from undecided
+    if validator.is_type(aP, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], aP, path=extra)
+    elif not aP and extras:
+        listed = ", ".join(repr(e) for e in sorted(extras, key=str))
+        verb = "was" if len(extras) == 1 else "were"
+        yield ValidationError(f"Additional properties are not allowed ({listed} {verb} unexpected)")
+
+
+def _lookup(validator: Any, ref: str) -> Any:
+    return validator._resolver.lookup(ref)  # the resolver jsonschema itself uses for "$ref"
+
+
+def _evaluated_keys(validator: Any, instance: Mapping[str, Any], schema: Any) -> set[str]:
+    """The keys some keyword evaluates (jsonschema's ``find_evaluated_property_keys_by_schema``,
+    with a set instead of a list and bounded pattern matches)."""
+    if not isinstance(schema, dict):
+        return set()
+    keys: set[str] = set()
+    for keyword in ("$ref", "$dynamicRef"):
+        ref = schema.get(keyword)
+        if isinstance(ref, str):
+            resolved = _lookup(validator, ref)
+            evolved = validator.evolve(schema=resolved.contents, _resolver=resolved.resolver)
+            keys |= _evaluated_keys(evolved, instance, resolved.contents)
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        keys |= properties.keys() & instance.keys()
+    for keyword in ("additionalProperties", "unevaluatedProperties"):
+        if (subschema := schema.get(keyword)) is not None:
+            keys |= {k for k, v in instance.items() if next(validator.descend(v, subschema), None) is None}
+    if patterns := schema.get("patternProperties"):
+        for key in instance:
+            try:
+                if _matches_any(patterns, key):
+                    keys.add(key)
+            except RegexUndecided:
+                keys.add(key)  # reported by patternProperties itself
+    for key, subschema in (schema.get("dependentSchemas") or {}).items():
+        if key in instance:
+            keys |= _evaluated_keys(validator, instance, subschema)
+    for keyword in ("allOf", "oneOf", "anyOf"):
+        for subschema in schema.get(keyword, []):
+            if next(validator.descend(instance, subschema), None) is None:
+                keys |= _evaluated_keys(validator, instance, subschema)
+    if "if" in schema:
+        if validator.evolve(schema=schema["if"]).is_valid(instance):
+            keys |= _evaluated_keys(validator, instance, schema["if"])
+            if "then" in schema:
+                keys |= _evaluated_keys(validator, instance, schema["then"])
+        elif "else" in schema:
+            keys |= _evaluated_keys(validator, instance, schema["else"])
+    return keys
+
+
+def _unevaluated_properties(validator: Any, uP: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "object"):
+        return
+    try:
+        evaluated = _evaluated_keys(validator, instance, schema)
+    except referencing.exceptions.Unresolvable as exc:
+        yield ValidationError(f"a reference cannot be resolved ({exc}); schemas are never fetched")
+        return
+    bad = [k for k in instance if k not in evaluated and next(validator.descend(instance[k], uP, path=k), None) is not None]
+    if bad:
+        listed = ", ".join(repr(k) for k in sorted(bad, key=str))
+        if uP is False:
+            yield ValidationError(f"Unevaluated properties are not allowed ({listed} {'was' if len(bad) == 1 else 'were'} unexpected)")
+        else:
+            yield ValidationError(f"Unevaluated properties are not valid under the given schema ({listed})")
+
+
+def _unevaluated_items(validator: Any, uI: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "array"):
+        return
+    from jsonschema._utils import find_evaluated_item_indexes_by_schema  # jsonschema's own walk
+
+    try:
+        evaluated = set(find_evaluated_item_indexes_by_schema(validator, instance, schema))
+    except referencing.exceptions.Unresolvable as exc:
+        yield ValidationError(f"a reference cannot be resolved ({exc}); schemas are never fetched")
+        return
+    bad = [item for i, item in enumerate(instance) if i not in evaluated]
+    if bad:
+        yield ValidationError(f"Unevaluated items are not allowed ({len(bad)} unexpected)")
+
+
+def canonical(value: Any) -> Any:
+    """A hashable form in which two JSON values are equal exactly when JSON Schema says so:
+    ``1`` and ``1.0`` are one number (Python's own ``==`` and ``hash`` agree on that), ``true``
+    is no number, objects ignore key order, arrays do not."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or value is None:
+        return value
+    if kind is bool:
+        return ("b", value)
+    if kind is list or kind is tuple:
+        return ("a", tuple([canonical(v) for v in value]))
+    if kind is dict:
+        try:
+            pairs = sorted(value.items())  # keys are unique: values are never compared
+        except TypeError:  # keys of mixed types, from a Python caller
+            pairs = sorted(value.items(), key=lambda kv: repr(kv[0]))
+        return ("o", tuple([(k, canonical(v)) for k, v in pairs]))
+    if isinstance(value, (str, int, float)):  # subclasses (an IntEnum...): as their JSON value
+        return canonical(json.loads(json.dumps(value))) if not isinstance(value, bool) else ("b", bool(value))
+    return ("?", repr(value))
+
+
+def _unique_items(validator: Any, uI: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    if not uI or not validator.is_type(instance, "array"):
+        return
+    seen: dict[Any, int] = {}
+    for i, item in enumerate(instance):
+        key = canonical(item)
+        if key in seen:
+            yield ValidationError(f"items {seen[key]} and {i} are equal: the array has non-unique elements")
+            return
+        seen[key] = i
+
+
+def _multiple_of(validator: Any, dB: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    """jsonschema's ``multipleOf``, without the exceptions a non-finite or enormous number raises."""
+    if not validator.is_type(instance, "number"):
+        return
+    if isinstance(instance, float) and not math.isfinite(instance):
+        yield ValidationError(f"{instance!r} is not a finite number, so not a multiple of {dB}")
+        return
+    try:
+        yield from _BASE["multipleOf"](validator, dB, instance, schema)
+    except (OverflowError, ValueError, ZeroDivisionError):
+        if (Fraction(instance) / Fraction(dB)).denominator != 1:
+            yield ValidationError(f"{instance!r} is not a multiple of {dB}")
+
+
+def _guarded_ref(keyword: str) -> Any:
+    """``$ref``/``$dynamicRef`` whose failure to resolve is a validation error, not an exception
+    (registration refuses such schemas; this covers schemas that never went through it)."""
+    base = _BASE[keyword]
+
+    def ref(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+        try:
+            yield from base(validator, value, instance, schema)
+        except referencing.exceptions.Unresolvable:
+            yield ValidationError(f"the reference {value!r} cannot be resolved; schemas are never fetched")
+
+    return ref
+
+
+Validator = extend(
+    Draft202012Validator,
+    {
+        "pattern": _pattern,
+        "patternProperties": _pattern_properties,
+        "additionalProperties": _additional_properties,
+        "unevaluatedProperties": _unevaluated_properties,
+        "unevaluatedItems": _unevaluated_items,
+        "uniqueItems": _unique_items,
+        "multipleOf": _multiple_of,
+        "$ref": _guarded_ref("$ref"),
+        "$dynamicRef": _guarded_ref("$dynamicRef"),
+    },
+)
+
+
+# ----------------------------------------------------------------------------------------------
+# Formats: "regex" in bounded time.
+# ----------------------------------------------------------------------------------------------
+
+
+class _RegexFormatUndecided(Exception):
+    pass
+
+
+def _is_regex(instance: object) -> bool:
+    if not isinstance(instance, str):
+        return True
+    try:
+        re2.compile(instance.encode("utf-8"), _RE2_OPTIONS)
+        return True
+    except (re2.error, UnicodeError, ValueError):
+        pass
+    if len(instance) > _MAX_FALLBACK_REGEX_FORMAT_CHARS:
+        raise _RegexFormatUndecided(
+            f"a regex of {len(instance)} characters RE2 cannot read is not checked (limit "
+            f"{_MAX_FALLBACK_REGEX_FORMAT_CHARS})"
+        )
+    try:
+        re.compile(instance)
+    except (RecursionError, OverflowError):
+        raise _RegexFormatUndecided("the regex nests too deeply to be checked") from None
+    return True
+
+
+def format_checker() -> FormatChecker:
+    """A new checker with Draft 2020-12's formats, ``regex`` checked in bounded time."""
+    checker = FormatChecker(formats=())
+    checker.checkers = dict(Draft202012Validator.FORMAT_CHECKER.checkers)
+    checker.checks("regex", raises=(re.error, _RegexFormatUndecided))(_is_regex)
+    return checker
+
+
+def is_undecided(error: ValidationError) -> bool:
+    """Whether a validation error means "could not be checked" rather than "invalid"."""
+    return isinstance(error, Undecided) or isinstance(error.cause, _RegexFormatUndecided)
+
+
+def undecided_reason(error: ValidationError) -> str:
+    if isinstance(error, Undecided):
+        return error.reason
+    return str(error.cause)
+
+
+# ----------------------------------------------------------------------------------------------
+# Validators.
+# ----------------------------------------------------------------------------------------------
+
+
+def validator(
+    schema: Any, *, root: Any = None, format_checker: FormatChecker | None = None
+) -> Any:
+    """A validator for ``schema`` that never fetches and runs in bounded time.
+
+    ``root``: the document ``schema`` sits in, when it is a subschema (a tool's parameter):
+    its ``#/$defs/…`` references then resolve against the whole tool schema."""
+    schema = without_dialects(schema)
+    kwargs: dict[str, Any] = {"registry": REGISTRY, "format_checker": format_checker}
+    if root is not None and root is not schema:
+        resource = _SPEC.create_resource(without_dialects(root))
+        kwargs["_resolver"] = _combined().resolver_with_root(resource)
+    return Validator(schema, **kwargs)
+
+
+@lru_cache(maxsize=1)
+def _combined() -> referencing.Registry[Any]:
+    from jsonschema.validators import SPECIFICATIONS  # the meta-schemas, as jsonschema adds them
+
+    return SPECIFICATIONS.combine(REGISTRY)
+
+
+#: Keywords whose value is one subschema, a map of subschemas, or a list of subschemas.
+_ONE = ("additionalProperties", "unevaluatedProperties", "unevaluatedItems", "items", "contains",
+        "propertyNames", "not", "if", "then", "else", "additionalItems")
+_MAP = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
+
+
+def subschemas(schema: Any) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+    """Every subschema of a schema with its JSON-pointer tokens, the schema itself first."""
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), schema)]
+    while stack:
+        path, node = stack.pop()
+        yield path, node
+        if not isinstance(node, dict):
+            continue
+        for key in _ONE:
+            if isinstance(node.get(key), (dict, bool)):
+                stack.append(((*path, key), node[key]))
+        for key in _MAP:
+            if isinstance(node.get(key), dict):
+                stack.extend(((*path, key, k), v) for k, v in node[key].items() if isinstance(v, (dict, bool)))
+        for key in (*_LIST, "items"):
+            if isinstance(node.get(key), list):
+                stack.extend(((*path, key, i), v) for i, v in enumerate(node[key]) if isinstance(v, (dict, bool)))
+
+
+def without_dialects(schema: Any) -> Any:
+    """The schema with ``$schema`` dropped from every subschema.
+
+    jsonschema picks a validator class by each subschema's ``$schema`` as it descends; a draft-07
+    one would validate that branch with plain ``re`` and remote references. Tool schemas carry
+    ``$schema`` as a label (zod writes draft-07), the 2020-12 rules apply regardless."""
+    if not isinstance(schema, dict) or not any("$schema" in s for _, s in subschemas(schema) if isinstance(s, dict)):
+        return schema
+    return _strip(schema)
+
+
+def _strip(node: Any) -> Any:
+    if not isinstance(node, dict):
+        return node
+    out = {k: v for k, v in node.items() if k != "$schema"}
+    for key in _ONE:
+        if isinstance(out.get(key), dict):
+            out[key] = _strip(out[key])
+    for key in _MAP:
+        if isinstance(out.get(key), dict):
+            out[key] = {k: _strip(v) for k, v in out[key].items()}
+    for key in (*_LIST, "items"):
+        if isinstance(out.get(key), list):
+            out[key] = [_strip(v) for v in out[key]]
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# What registration refuses.
+# ----------------------------------------------------------------------------------------------
+
+
+def _pointer(path: tuple[str | int, ...]) -> str:
+    return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+
+
+def schema_problem(schema: Any) -> tuple[str, str] | None:
+    """``(path, problem)`` for the first reason a schema cannot be validated safely, or None.
+
+    In order: the 2020-12 meta-schema; references (``$ref``/``$dynamicRef`` must be local,
+    resolve, and land on a subschema; nested ``$id`` is refused, since it would move the base
+    references resolve against); loops of references that never consume input; patterns that
+    cannot be compiled in bounded time."""
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        return _pointer(tuple(exc.path)), f"invalid JSON schema: {exc.message}"
+    if not isinstance(schema, dict):
+        return None
+    positions = list(subschemas(schema))
+    by_id = {id(node): path for path, node in positions if isinstance(node, dict)}
+    stripped = without_dialects(schema)
+    resolver = _combined().resolver_with_root(_SPEC.create_resource(stripped))
+    if stripped is not schema:  # lookups return nodes of the stripped copy
+        by_id = {id(n): p for p, n in subschemas(stripped) if isinstance(n, dict)}
+    targets: dict[tuple[str | int, ...], list[tuple[str | int, ...]]] = {}
+    for path, node in positions:
+        if not isinstance(node, dict):
+            continue
+        if path and "$id" in node:
+            return _pointer((*path, "$id")), "a nested $id is not supported (references resolve against the tool schema)"
+        for keyword in ("$ref", "$dynamicRef"):
+            ref = node.get(keyword)
+            if ref is None:
+                continue
+            where = _pointer((*path, keyword))
+            if not ref.startswith("#"):
+                return where, f"{keyword} {ref!r} is not a local reference; schemas are never fetched (use '#/$defs/...')"
+            try:
+                target = resolver.lookup(ref).contents
+            except referencing.exceptions.Unresolvable:
+                return where, f"{keyword} {ref!r} points to nothing in the schema"
+            if isinstance(target, bool):
+                continue
+            target_path = by_id.get(id(target))
+            if target_path is None:
+                return where, f"{keyword} {ref!r} points to something that is not a subschema"
+            targets.setdefault(path, []).append(target_path)
+    if loop := _reference_loop(positions, targets):
+        return _pointer(loop[0]), "a loop of references that never reaches a value: " + " -> ".join(_pointer(p) for p in loop)
+    for path, node in positions:
+        if not isinstance(node, dict):
+            continue
+        located = [((*path, "pattern"), node.get("pattern"))]
+        located += [((*path, "patternProperties", p), p) for p in node.get("patternProperties", {}) or {}]
+        for where, pattern in located:
+            if isinstance(pattern, str) and (problem := pattern_problem(pattern)):
+                return _pointer(where), problem
+    return None
+
+
+def _reference_loop(
+    positions: list[tuple[tuple[str | int, ...], Any]],
+    refs: dict[tuple[str | int, ...], list[tuple[str | int, ...]]],
+) -> list[tuple[str | int, ...]] | None:
+    """A cycle of subschemas that apply to the same instance (through references, allOf, not,
+    if/then/else…), as the list of positions it passes; None when there is none."""
+    edges: dict[tuple[str | int, ...], list[tuple[str | int, ...]]] = {}
+    for path, node in positions:
+        if not isinstance(node, dict):
+            continue
+        children = edges.setdefault(path, [])
+        children += [(*path, k) for k in ("not", "if", "then", "else") if isinstance(node.get(k), (dict, bool))]
+        for key in ("allOf", "anyOf", "oneOf"):
+            if isinstance(node.get(key), list):
+                children += [(*path, key, i) for i, s in enumerate(node[key]) if isinstance(s, (dict, bool))]
+        if isinstance(node.get("dependentSchemas"), dict):
+            children += [(*path, "dependentSchemas", k) for k in node["dependentSchemas"]]
+    for source, found in refs.items():
+        edges.setdefault(source, []).extend(found)
+    state: dict[tuple[str | int, ...], int] = {}  # 1: on the current path, 2: done
+    for start in edges:
+        if state.get(start):
+            continue
+        trail = [start]
+        stack = [iter(edges.get(start, ()))]
+        state[start] = 1
+        while stack:
+            nxt = next(stack[-1], None)
+            if nxt is None:
+                state[trail.pop()] = 2
+                stack.pop()
+                continue
+            if state.get(nxt) == 1:
+                return trail[trail.index(nxt):] + [nxt]
+            if not state.get(nxt):
+                state[nxt] = 1
+                trail.append(nxt)
+                stack.append(iter(edges.get(nxt, ())))
+    return None
+
+
+__all__ = [
+    "REGEX_TIMEOUT_MS",
+    "REGISTRY",
+    "RegexUndecided",
+    "Undecided",
+    "Validator",
+    "canonical",
+    "format_checker",
+    "is_undecided",
+    "pattern_problem",
+    "regex_budget",
+    "schema_problem",
+    "search",
+    "subschemas",
+    "undecided_reason",
+    "validator",
+    "without_dialects",
+]

@@ -1,0 +1,393 @@
+"""Hostile tool schemas and arguments: schemas never reach the network, regexes are time-bounded,
+every keyword costs at most linear time, and a schema that cannot be validated safely is refused
+at registration (``ToolSchemaError``; HTTP 422) instead of failing on a live call."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from guard import Guard, schema
+from guard.budgets import GuardState
+from guard.checks import CheckContext, arguments, provenance
+from guard.conversation import Conversation
+from guard.models import ToolCall
+from guard.policy import Policy
+from guard.registry import ToolRegistry, ToolSchemaError, ToolSpec
+from guard.service import create_app
+from guard.taxonomy import Category
+
+
+class Listener:
+    """A real TCP server on 127.0.0.1 that counts the connections it accepts. ``answer``: reply
+    with a JSON schema (what a fetch would get); otherwise hold every connection open, silent."""
+
+    def __init__(self, answer: bool = True) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.1)
+        self.port = self.sock.getsockname()[1]
+        self.answer = answer
+        self.connections = 0
+        self.held: list[socket.socket] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/s.json"
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            if self.answer:
+                body = b'{"type": "string", "const": "LEAKED-FROM-THE-NETWORK"}'
+                conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                             + str(len(body)).encode() + b"\r\n\r\n" + body)
+                conn.close()
+            else:
+                self.held.append(conn)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        for conn in self.held:
+            conn.close()
+        self.sock.close()
+
+
+@pytest.fixture
+def listener() -> Iterator[Listener]:
+    server = Listener()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def silent_listener() -> Iterator[Listener]:
+    server = Listener(answer=False)
+    yield server
+    server.close()
+
+
+def tool(parameters: dict[str, Any], name: str = "lookup") -> dict[str, Any]:
+    return {"name": name, "description": "Look a code up.", "parameters": parameters}
+
+
+def remote(url: str) -> dict[str, Any]:
+    return {"type": "object", "properties": {"code": {"$ref": url}}, "required": ["code"]}
+
+
+def unregistered_context(parameters: dict[str, Any], args: dict[str, Any], messages: list[Any] = ()) -> CheckContext:
+    """A context whose spec never went through registration: what the validators themselves do."""
+    spec = ToolSpec(name="lookup", parameters=parameters)
+    return CheckContext(
+        call=ToolCall(name="lookup", args=args, id="c1"), args=args, spec=spec, registry=ToolRegistry(),
+        conversation=Conversation.from_messages(list(messages)), state=GuardState(), policy=Policy(),
+    )
+
+
+# -- 1. $ref never reaches the network ---------------------------------------------------------
+
+
+def test_a_remote_ref_is_refused_at_registration_without_a_connection(listener: Listener) -> None:
+    with pytest.raises(ToolSchemaError) as caught:
+        ToolRegistry().add(tool(remote(listener.url)))
+    assert caught.value.path == "$.properties.code.$ref" and "never fetched" in caught.value.problem
+    with pytest.raises(ToolSchemaError):
+        Guard([tool(remote(listener.url))])
+    with pytest.raises(ToolSchemaError):  # a ToolSpec handed over as it is goes through the same check
+        ToolRegistry([ToolSpec(name="lookup", parameters=remote(listener.url))])
+    assert listener.connections == 0
+
+
+@pytest.mark.parametrize("parameters", [
+    # a relative reference under a remote $id resolves to the listener's URL
+    lambda url: {"$id": url, "type": "object", "properties": {"code": {"$ref": "other.json"}}},
+    # a nested $id moves the base that '#' resolves against
+    lambda url: {"type": "object", "properties": {"code": {"$id": url, "$ref": "#/$defs/x"}}},
+    lambda url: {"type": "object", "properties": {"code": {"$dynamicRef": url}}},
+    lambda url: {"type": "object", "properties": {"code": {"items": {"allOf": [{"$ref": url}]}}}},
+])
+def test_id_tricks_and_nested_refs_are_refused_too(listener: Listener, parameters: Any) -> None:
+    with pytest.raises(ToolSchemaError):
+        ToolRegistry([tool(parameters(listener.url))])
+    assert listener.connections == 0
+
+
+def test_the_validators_themselves_never_fetch(listener: Listener) -> None:
+    """Defence in depth: a schema that skipped registration still cannot make a check connect,
+    through the argument check or through the provenance completion."""
+    parameters = remote(listener.url)
+    messages = [("user", "the code is ABC"),
+                {"role": "assistant", "content": "", "tool_calls": [{"name": "codes", "args": {}, "id": "r1"}]},
+                {"role": "tool", "content": '{"code": "XYZ"}', "tool_call_id": "r1", "name": "codes"}]
+    ctx = unregistered_context(parameters, {"code": "<code>"}, messages)
+    (finding,) = arguments.check(ctx)
+    assert "cannot be resolved" in finding.message and "LEAKED" not in finding.message
+    completed, added = provenance.complete(ctx, [])
+    assert "LEAKED" not in repr((completed, added))
+    assert listener.connections == 0
+
+
+def test_the_service_answers_422_without_a_connection(listener: Listener) -> None:
+    client = TestClient(create_app(token=""))
+    body = {"tools": [{"type": "function", "function": tool(remote(listener.url))}],
+            "messages": [{"role": "user", "content": "look up ABC"}],
+            "call": {"name": "lookup", "args": {"code": "ABC"}, "id": "call_1"}}
+    response = client.post("/v1/check", json=body)
+    assert response.status_code == 422
+    (error,) = response.json()["detail"]
+    assert error["type"] == "tool_schema" and error["ctx"]["path"] == "$.properties.code.$ref"
+    assert "LEAKED" not in response.text
+    assert listener.connections == 0
+
+
+def test_a_listener_that_never_answers_cannot_hold_a_request(silent_listener: Listener) -> None:
+    client = TestClient(create_app(token=""))
+    body = {"tools": [{"type": "function", "function": tool(remote(silent_listener.url))}],
+            "call": {"name": "lookup", "args": {"code": "ABC"}, "id": "call_1"}}
+    start = time.perf_counter()
+    assert client.post("/v1/check", json=body).status_code == 422
+    ctx = unregistered_context(remote(silent_listener.url), {"code": "ABC"})
+    assert arguments.check(ctx) and provenance.complete(ctx, []) is not None
+    assert time.perf_counter() - start < 2.0
+    assert silent_listener.connections == 0
+
+
+# -- 3. references that loop or point nowhere --------------------------------------------------
+
+
+@pytest.mark.parametrize(("parameters", "path", "words"), [
+    ({"type": "object", "properties": {"x": {"$ref": "#/properties/nowhere"}}}, "$.properties.x.$ref", "points to nothing"),
+    ({"type": "object", "properties": {"x": {"$ref": "#/$defs/nowhere"}}}, "$.properties.x.$ref", "points to nothing"),
+    ({"type": "object", "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}},
+      "properties": {"x": {"$ref": "#/$defs/a"}}}, None, "loop of references"),
+    ({"type": "object", "allOf": [{"$ref": "#"}]}, "$", "loop of references"),
+    ({"type": "object", "properties": {"x": {"not": {"$ref": "#/properties/x"}}}}, None, "loop of references"),
+    ({"type": "object", "properties": {"x": {"const": {"pattern": "^(a+)+$"}}, "y": {"$ref": "#/properties/x/const"}}},
+     "$.properties.y.$ref", "not a subschema"),
+])
+def test_loops_and_dangling_pointers_are_schema_errors(parameters: dict[str, Any], path: str | None, words: str) -> None:
+    with pytest.raises(ToolSchemaError) as caught:
+        ToolRegistry([tool(parameters)])
+    assert words in caught.value.problem
+    if path is not None:
+        assert caught.value.path == path
+
+
+def test_the_service_turns_a_loop_into_a_422() -> None:
+    looped = {"type": "object", "$defs": {"a": {"$ref": "#/$defs/a"}}, "properties": {"x": {"$ref": "#/$defs/a"}}}
+    body = {"tools": [tool(looped)], "call": {"name": "lookup", "args": {"x": 1}, "id": "call_1"}}
+    response = TestClient(create_app(token="")).post("/v1/check", json=body)
+    assert response.status_code == 422 and response.json()["detail"][0]["type"] == "tool_schema"
+
+
+ADDRESSES = {
+    "type": "object",
+    "$defs": {
+        "address": {"type": "object", "properties": {"city": {"type": "string", "pattern": "^[A-Z]"}}, "required": ["city"]},
+        "node": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"$ref": "#/$defs/node"}}]},
+    },
+    "properties": {"home": {"$ref": "#/$defs/address"}, "work": {"$ref": "#/properties/home"}, "tree": {"$ref": "#/$defs/node"}},
+    "required": ["home"],
+}
+
+
+def test_local_refs_and_recursion_that_consumes_input_still_validate() -> None:
+    guard = Guard([tool(ADDRESSES)])
+    good = {"home": {"city": "Oslo"}, "work": {"city": "Bergen"}, "tree": ["a", ["b", ["c"]]]}
+    assert [f for f in guard.check({"name": "lookup", "args": good, "id": "c1"}).findings if f.check == "arguments"] == []
+    bad = {"home": {"city": "oslo"}, "work": {}, "tree": ["a", [1]]}
+    found = {(f.path, f.category) for f in guard.check({"name": "lookup", "args": bad, "id": "c1"}).findings
+             if f.check == "arguments"}
+    assert ("$.home.city", Category.PATTERN_VIOLATION) in found
+    assert ("$.work.city", Category.MISSING_ARGUMENT) in found
+    assert any(path.startswith("$.tree") for path, _ in found)
+
+
+def test_provenance_resolves_a_parameters_local_ref_against_the_tool_schema() -> None:
+    parameters = {"type": "object", "$defs": {"id": {"type": "integer"}}, "properties": {"user_id": {"$ref": "#/$defs/id"}},
+                  "required": ["user_id"]}
+    messages = [("user", "delete that user"),
+                {"role": "assistant", "content": "", "tool_calls": [{"name": "find_user", "args": {}, "id": "r1"}]},
+                {"role": "tool", "content": '{"user_id": 4711}', "tool_call_id": "r1", "name": "find_user"}]
+    decision = Guard([tool(parameters, "delete_user")]).check({"name": "delete_user", "args": {}, "id": "c1"}, messages)
+    assert decision.call_to_run is not None and decision.call_to_run.args == {"user_id": 4711}
+
+
+# -- 2. patterns in bounded time ---------------------------------------------------------------
+
+EVIL = "^(a+)+$"
+CODE = {"type": "object", "properties": {"code": {"type": "string", "pattern": EVIL}}, "required": ["code"]}
+
+
+def pattern_findings(parameters: dict[str, Any], args: dict[str, Any], policy: Policy | None = None) -> list[Any]:
+    decision = Guard([tool(parameters)], policy).check({"name": "lookup", "args": args, "id": "c1"})
+    return [f for f in decision.findings if f.check == "arguments"]
+
+
+@pytest.mark.parametrize("length", [34, 10_000])
+def test_a_catastrophic_pattern_runs_in_linear_time(length: int) -> None:
+    start = time.perf_counter()
+    (finding,) = pattern_findings(CODE, {"code": "a" * length + "b"})
+    assert time.perf_counter() - start < 0.5
+    assert finding.category is Category.PATTERN_VIOLATION and finding.rule == "pattern"
+    assert pattern_findings(CODE, {"code": "a" * length}) == []
+
+
+def test_a_pattern_only_backtracking_can_run_is_cut_off_with_a_finding_that_says_why() -> None:
+    backref = {"type": "object", "properties": {"code": {"type": "string", "pattern": r"^(a|aa)+\1$"}}}
+    policy = Policy.model_validate({"checks": {"limits": {"regex_timeout_ms": 30}}})
+    start = time.perf_counter()
+    (finding,) = pattern_findings(backref, {"code": "a" * 40 + "b"}, policy)
+    assert time.perf_counter() - start < 0.5
+    assert finding.category is Category.PATTERN_VIOLATION and finding.rule == "pattern_timeout"
+    assert "could not be checked within 30 ms" in finding.message and finding.evidence["pattern"] == r"^(a|aa)+\1$"
+
+
+def test_the_budget_is_shared_by_every_value_of_one_call() -> None:
+    many = {"type": "object", "properties": {"codes": {"type": "array", "items": {"type": "string", "pattern": r"^(a|aa)+\1$"}}}}
+    start = time.perf_counter()
+    found = pattern_findings(many, {"codes": ["a" * 40 + "b"] * 50})
+    assert time.perf_counter() - start < 0.5  # 50 values, one 50 ms budget
+    assert len(found) == 50 and {f.rule for f in found} == {"pattern_timeout"}
+
+
+def test_ordinary_and_backreference_patterns_still_decide() -> None:
+    iata = {"type": "object", "properties": {"code": {"type": "string", "pattern": "^[A-Z]{3}$"}}}
+    assert pattern_findings(iata, {"code": "OSL"}) == []
+    (finding,) = pattern_findings(iata, {"code": "Oslo"})
+    assert finding.rule == "pattern" and finding.path == "$.code"
+    search = {"type": "object", "properties": {"code": {"type": "string", "pattern": "[0-9]"}}}  # search, not fullmatch
+    assert pattern_findings(search, {"code": "gate 7 please"}) == []
+    twice = {"type": "object", "properties": {"code": {"type": "string", "pattern": r"^(a)\1$"}}}  # RE2 cannot: regex runs it
+    assert pattern_findings(twice, {"code": "aa"}) == []
+    (finding,) = pattern_findings(twice, {"code": "ab"})
+    assert finding.rule == "pattern"
+
+
+def test_pattern_properties_and_additional_properties_are_bounded_on_keys() -> None:
+    keyed = {"type": "object", "properties": {"tags": {"type": "object", "patternProperties": {EVIL: {"type": "integer"}},
+                                                       "additionalProperties": False}}}
+    start = time.perf_counter()
+    found = pattern_findings(keyed, {"tags": {"a" * 5000 + "b": 1, "aaa": "x"}})
+    assert time.perf_counter() - start < 0.5
+    assert {(f.path, f.category) for f in found} == {
+        (arguments.json_path(["tags", "a" * 5000 + "b"]), Category.UNEXPECTED_ARGUMENT),
+        ("$.tags.aaa", Category.TYPE_VIOLATION),
+    }
+
+
+def test_a_pattern_too_costly_to_compile_is_refused_at_registration() -> None:
+    nested = {"type": "object", "properties": {"code": {"type": "string", "pattern": r"((a{1000}){1000}){1000}\1"}}}
+    start = time.perf_counter()
+    with pytest.raises(ToolSchemaError) as caught:
+        ToolRegistry([tool(nested)])
+    assert time.perf_counter() - start < 0.5
+    assert caught.value.path == "$.properties.code.pattern" and "bounded time" in caught.value.problem
+
+
+def test_the_regex_format_is_bounded_too() -> None:
+    formatted = {"type": "object", "properties": {"expr": {"type": "string", "format": "regex"}}}
+    assert pattern_findings(formatted, {"expr": r"^(a)\1$"}) == []
+    (bad,) = pattern_findings(formatted, {"expr": "(("})
+    assert bad.category is Category.FORMAT_VIOLATION and bad.rule == "format"
+    start = time.perf_counter()
+    (long,) = pattern_findings(formatted, {"expr": r"(a)\1" * 20_000})
+    assert time.perf_counter() - start < 0.5
+    assert long.rule == "format_timeout" and "not checked" in long.message
+
+
+# -- 4. uniqueItems and other keywords on large input ------------------------------------------
+
+UNIQUE = {"type": "object", "properties": {"rows": {"type": "array", "uniqueItems": True}}}
+
+
+def test_unique_items_on_thousands_of_objects_is_fast_and_right() -> None:
+    rows = [{"id": i, "tags": ["x", i], "meta": {"a": i, "b": None}} for i in range(3000)]
+    start = time.perf_counter()
+    assert pattern_findings(UNIQUE, {"rows": rows}) == []
+    (dup,) = pattern_findings(UNIQUE, {"rows": [*rows, {"meta": {"b": None, "a": 7}, "tags": ["x", 7.0], "id": 7}]})
+    assert time.perf_counter() - start < 1.0
+    assert dup.rule == "uniqueItems" and dup.category is Category.RANGE_VIOLATION
+
+
+@pytest.mark.parametrize(("rows", "unique"), [
+    ([1, 1.0], False),
+    ([{"a": 1, "b": 2}, {"b": 2, "a": 1}], False),
+    ([[1, 2], [1, 2.0]], False),
+    ([True, 1], True),
+    ([False, 0, None, "", [], {}], True),
+    ([[1, 2], [2, 1]], True),
+    ([{"a": True}, {"a": 1}], True),
+])
+def test_unique_items_follows_json_schema_equality(rows: list[Any], unique: bool) -> None:
+    assert (pattern_findings(UNIQUE, {"rows": rows}) == []) is unique
+
+
+def test_non_finite_and_huge_numbers_do_not_make_multiple_of_raise() -> None:
+    half = {"type": "object", "properties": {"n": {"type": "number", "multipleOf": 0.5}}}
+    for value in (float("nan"), float("inf"), -float("inf")):
+        (finding,) = pattern_findings(half, {"n": value})
+        assert finding.rule == "multipleOf"
+    assert pattern_findings(half, {"n": 10**400}) == []
+    fifths = {"type": "object", "properties": {"n": {"type": "number", "multipleOf": 2.5}}}  # 10**400 / 2.5 overflows a float
+    assert pattern_findings(fifths, {"n": 10**400}) == []
+    (finding,) = pattern_findings(fifths, {"n": 10**400 + 1})
+    assert finding.rule == "multipleOf"
+
+
+def seconds(run: Any) -> float:
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+@pytest.mark.parametrize(("subschema", "instance"), [
+    ({"type": "array", "prefixItems": [{}], "items": {"type": "integer"}, "unevaluatedItems": False}, lambda n: list(range(n))),
+    ({"type": "object", "patternProperties": {"^k": {}}, "unevaluatedProperties": False}, lambda n: {f"k{i}": i for i in range(n)}),
+    ({"type": "array", "uniqueItems": True}, lambda n: [{"id": i, "tags": [i]} for i in range(n)]),
+    ({"type": "object", "patternProperties": {EVIL: {}}, "additionalProperties": {}}, lambda n: {f"{'a' * 20}{i}": i for i in range(n)}),
+])
+def test_keywords_cost_linear_time(subschema: dict[str, Any], instance: Any) -> None:
+    """Four times the input costs about four times the time (quadratic would be sixteen)."""
+    validator = schema.validator(subschema)
+    small, large = instance(2_000), instance(8_000)
+    assert validator.is_valid(small) and validator.is_valid(large)
+    assert seconds(lambda: validator.is_valid(large)) < 8 * seconds(lambda: validator.is_valid(small)) + 0.01
+
+
+def test_unevaluated_keywords_still_find_what_is_unevaluated() -> None:
+    props = {"type": "object", "properties": {"m": {"type": "object", "patternProperties": {"^k": {"type": "integer"}},
+                                                    "unevaluatedProperties": False}}}
+    (extra,) = pattern_findings(props, {"m": {"k1": 1, "other": 2}})
+    assert extra.category is Category.UNEXPECTED_ARGUMENT and extra.path == "$.m.other"
+    items = {"type": "object", "properties": {"xs": {"type": "array", "prefixItems": [{"type": "integer"}], "unevaluatedItems": False}}}
+    assert pattern_findings(items, {"xs": [1]}) == []
+    (extra,) = pattern_findings(items, {"xs": [1, 2]})
+    assert extra.path == "$.xs"
+
+
+def test_a_nested_draft_07_dialect_cannot_switch_the_validator_back_to_plain_re() -> None:
+    dialect = {"type": "object", "$schema": "http://json-schema.org/draft-07/schema#",
+               "properties": {"code": {"$schema": "http://json-schema.org/draft-07/schema#", "type": "string", "pattern": EVIL}}}
+    start = time.perf_counter()
+    (finding,) = pattern_findings(dialect, {"code": "a" * 40 + "b"})
+    assert time.perf_counter() - start < 0.5 and finding.rule == "pattern"
