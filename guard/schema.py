@@ -118,6 +118,8 @@ def regex_budget(ms: float) -> Iterator[None]:
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False  # a refused pattern is expected, not worth a line on stderr
 _RE2_OPTIONS.never_capture = True  # only "does it match" is asked: no groups to track
+_CAPTURING_OPTIONS = re2.Options()
+_CAPTURING_OPTIONS.log_errors = False
 
 
 @lru_cache(maxsize=2048)
@@ -198,6 +200,48 @@ def search(pattern: str, text: str) -> bool:
         return compiled.search(text, timeout=seconds, concurrent=True) is not None
     except TimeoutError:
         raise RegexUndecided(pattern, f"the pattern {_short(pattern)} could not be checked within {_budget_ms.get():g} ms") from None
+
+
+def matches(pattern: str, text: str) -> bool:
+    """``search`` where a pattern that cannot be decided in time counts as not matching (for
+    heuristics that read schemas, which must not hang and need no finding of their own)."""
+    try:
+        return search(pattern, text)
+    except RegexUndecided:
+        return False
+
+
+@lru_cache(maxsize=512)
+def _capturing(pattern: str) -> tuple[bool, Any]:
+    """``_compiled`` for callers that want the matched text (RE2 keeps the groups)."""
+    try:
+        return True, re2.compile(pattern.encode("utf-8"), _CAPTURING_OPTIONS)
+    except (re2.error, UnicodeError, ValueError, TypeError):
+        return False, _backtracking(pattern)
+
+
+def find(pattern: str, text: str, *, full: bool = False) -> str | None:
+    """The text of the first match (of the whole text, with ``full``), in bounded time; None when
+    there is none, or when it cannot be decided within the budget or compiled safely."""
+    try:
+        linear, compiled = _capturing(pattern)
+    except (RegexUndecided, re.error, regex.error, RecursionError, OverflowError, ValueError, TypeError):
+        return None
+    if linear:
+        try:
+            found = (compiled.fullmatch if full else compiled.search)(text.encode("utf-8"))
+            return None if found is None else found.group(0).decode("utf-8")
+        except UnicodeError:
+            compiled = _backtracking(pattern)
+    deadline = _deadline.get()
+    seconds = _budget_ms.get() / 1000 if deadline is None else deadline - time.monotonic()
+    if seconds <= 0:
+        return None
+    try:
+        found = (compiled.fullmatch if full else compiled.search)(text, timeout=seconds, concurrent=True)
+    except TimeoutError:
+        return None
+    return None if found is None else found.group(0)
 
 
 def pattern_problem(pattern: str) -> str | None:
@@ -683,8 +727,10 @@ __all__ = [
     "Undecided",
     "Validator",
     "canonical",
+    "find",
     "format_checker",
     "is_undecided",
+    "matches",
     "pattern_problem",
     "regex_budget",
     "schema_problem",

@@ -50,6 +50,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from typing import Any, Protocol, runtime_checkable
 
+from guard import schema as schemas
 from guard.checks.arguments import conforms_to_format, excerpt, path_label
 from guard.checks.references import Reference, indefinite, unresolved
 from guard.checks.relevance import STOPWORDS, ToolScore, rank_tools, split_request, stem
@@ -110,7 +111,13 @@ class Preflight:
 def assess(
     conversation: Conversation, registry: ToolRegistry, policy: Policy, semantic: Any = None
 ) -> Preflight:
-    """Judge a conversation against the tool list before any call is proposed."""
+    """Judge a conversation against the tool list before any call is proposed. Schema patterns
+    run in bounded time (``guard.schema``): together within ``checks.limits.regex_timeout_ms``."""
+    with schemas.regex_budget(policy.checks.limits.regex_timeout_ms):
+        return _assess(conversation, registry, policy, semantic)
+
+
+def _assess(conversation: Conversation, registry: ToolRegistry, policy: Policy, semantic: Any) -> Preflight:
     if not conversation.latest_request.strip():
         return Preflight(None, 0.0, ())  # nothing asked yet: nothing to judge
     config = policy.checks.preflight
@@ -566,8 +573,8 @@ def _kind(name: str, schema: dict[str, Any], description: str) -> str:
     if fmt in ("time", "email", "uri", "url"):
         return {"uri": "url"}.get(fmt, fmt)
     pattern = schema.get("pattern")
-    if isinstance(pattern, str) and not any(re.search(pattern, name) for name in _NAME_SAMPLES):
-        fitting = [kind for kind, sample in _SAMPLES.items() if re.search(pattern, sample)]
+    if isinstance(pattern, str) and not any(schemas.matches(pattern, name) for name in _NAME_SAMPLES):
+        fitting = [kind for kind, sample in _SAMPLES.items() if schemas.matches(pattern, sample)]
         if len(fitting) == 1:
             return fitting[0]
         if not fitting and not _LITERALS.fullmatch(pattern):
@@ -1037,8 +1044,11 @@ def _string_fault(schema: dict[str, Any], text: str) -> str | None:
     if isinstance(fmt, str) and not conforms_to_format(text, fmt):
         return "format"
     pattern = schema.get("pattern")
-    if isinstance(pattern, str) and not re.search(pattern, text):
-        return "pattern"
+    try:
+        if isinstance(pattern, str) and not schemas.search(pattern, text):
+            return "pattern"
+    except schemas.RegexUndecided:
+        pass  # not decided in time: no fault is claimed
     min_length = schema.get("minLength")
     if isinstance(min_length, int) and len(text) < min_length <= _COMPOSED_TEXT_LENGTH:
         return "minLength"
@@ -1173,16 +1183,13 @@ _REQUEST_WORDS = frozenset(
 
 def _pattern_in(pattern: str, texts: list[_Text]) -> str | None:
     """Words of the conversation that fit the parameter's pattern by themselves."""
-    try:
-        unanchored = re.compile(r"(?<![\w-])(?:" + pattern.removeprefix("^").removesuffix("$") + r")(?![\w-])")
-    except re.error:
-        return None
-    for text in texts:
+    unanchored = r"(?<![\w-])(?:" + pattern.removeprefix("^").removesuffix("$") + r")(?![\w-])"
+    for text in texts:  # bounded: a match that cannot be decided in time is no match
         for mention in text.mentions:
-            if unanchored.fullmatch(mention.text):
+            if schemas.find(unanchored, mention.text, full=True) is not None:
                 return mention.text
-        if m := unanchored.search(text.raw):
-            return m.group(0)
+        if (hit := schemas.find(unanchored, text.raw)) is not None:
+            return hit
     return None
 
 

@@ -4,6 +4,7 @@ at registration (``ToolSchemaError``; HTTP 422) instead of failing on a live cal
 
 from __future__ import annotations
 
+import gc
 import socket
 import threading
 import time
@@ -164,7 +165,7 @@ def test_a_listener_that_never_answers_cannot_hold_a_request(silent_listener: Li
     assert client.post("/v1/check", json=body).status_code == 422
     ctx = unregistered_context(remote(silent_listener.url), {"code": "ABC"})
     assert arguments.check(ctx) and provenance.complete(ctx, []) is not None
-    assert time.perf_counter() - start < 2.0
+    assert time.perf_counter() - start < 5.0  # wall clock: a hang would cost no CPU time
     assert silent_listener.connections == 0
 
 
@@ -242,9 +243,9 @@ def pattern_findings(parameters: dict[str, Any], args: dict[str, Any], policy: P
 
 @pytest.mark.parametrize("length", [34, 10_000])
 def test_a_catastrophic_pattern_runs_in_linear_time(length: int) -> None:
-    start = time.perf_counter()
+    start = time.process_time()
     (finding,) = pattern_findings(CODE, {"code": "a" * length + "b"})
-    assert time.perf_counter() - start < 0.5
+    assert time.process_time() - start < 1.0
     assert finding.category is Category.PATTERN_VIOLATION and finding.rule == "pattern"
     assert pattern_findings(CODE, {"code": "a" * length}) == []
 
@@ -252,18 +253,18 @@ def test_a_catastrophic_pattern_runs_in_linear_time(length: int) -> None:
 def test_a_pattern_only_backtracking_can_run_is_cut_off_with_a_finding_that_says_why() -> None:
     backref = {"type": "object", "properties": {"code": {"type": "string", "pattern": r"^(a|aa)+\1$"}}}
     policy = Policy.model_validate({"checks": {"limits": {"regex_timeout_ms": 30}}})
-    start = time.perf_counter()
+    start = time.process_time()
     (finding,) = pattern_findings(backref, {"code": "a" * 40 + "b"}, policy)
-    assert time.perf_counter() - start < 0.5
+    assert time.process_time() - start < 1.0
     assert finding.category is Category.PATTERN_VIOLATION and finding.rule == "pattern_timeout"
     assert "could not be checked within 30 ms" in finding.message and finding.evidence["pattern"] == r"^(a|aa)+\1$"
 
 
 def test_the_budget_is_shared_by_every_value_of_one_call() -> None:
     many = {"type": "object", "properties": {"codes": {"type": "array", "items": {"type": "string", "pattern": r"^(a|aa)+\1$"}}}}
-    start = time.perf_counter()
+    start = time.process_time()
     found = pattern_findings(many, {"codes": ["a" * 40 + "b"] * 50})
-    assert time.perf_counter() - start < 0.5  # 50 values, one 50 ms budget
+    assert time.process_time() - start < 1.0  # 50 values, one 50 ms budget
     assert len(found) == 50 and {f.rule for f in found} == {"pattern_timeout"}
 
 
@@ -283,21 +284,33 @@ def test_ordinary_and_backreference_patterns_still_decide() -> None:
 def test_pattern_properties_and_additional_properties_are_bounded_on_keys() -> None:
     keyed = {"type": "object", "properties": {"tags": {"type": "object", "patternProperties": {EVIL: {"type": "integer"}},
                                                        "additionalProperties": False}}}
-    start = time.perf_counter()
+    start = time.process_time()
     found = pattern_findings(keyed, {"tags": {"a" * 5000 + "b": 1, "aaa": "x"}})
-    assert time.perf_counter() - start < 0.5
+    assert time.process_time() - start < 1.0
     assert {(f.path, f.category) for f in found} == {
         (arguments.json_path(["tags", "a" * 5000 + "b"]), Category.UNEXPECTED_ARGUMENT),
         ("$.tags.aaa", Category.TYPE_VIOLATION),
     }
 
 
+def test_the_preflight_reads_patterns_against_the_conversation_in_bounded_time() -> None:
+    """The preflight matches a parameter's pattern against the user's words (is a code said?):
+    with ``^(a+)+$`` and 'aaa…ab' Python's re took 4.9 s for 24 a's, doubling with each one."""
+    guard = Guard([tool(CODE)])
+    start = time.process_time()
+    decision = guard.preflight([("user", "look up the product code " + "a" * 40 + "b please")])
+    assert time.process_time() - start < 1.0
+    assert [f.category for f in decision.findings] == [Category.MISSING_ARGUMENT]
+    said = guard.preflight([("user", "look up the product code aaaa please")])
+    assert said.call is not None and said.call.args == {"code": "aaaa"}
+
+
 def test_a_pattern_too_costly_to_compile_is_refused_at_registration() -> None:
     nested = {"type": "object", "properties": {"code": {"type": "string", "pattern": r"((a{1000}){1000}){1000}\1"}}}
-    start = time.perf_counter()
+    start = time.process_time()
     with pytest.raises(ToolSchemaError) as caught:
         ToolRegistry([tool(nested)])
-    assert time.perf_counter() - start < 0.5
+    assert time.process_time() - start < 1.0
     assert caught.value.path == "$.properties.code.pattern" and "bounded time" in caught.value.problem
 
 
@@ -306,9 +319,9 @@ def test_the_regex_format_is_bounded_too() -> None:
     assert pattern_findings(formatted, {"expr": r"^(a)\1$"}) == []
     (bad,) = pattern_findings(formatted, {"expr": "(("})
     assert bad.category is Category.FORMAT_VIOLATION and bad.rule == "format"
-    start = time.perf_counter()
+    start = time.process_time()
     (long,) = pattern_findings(formatted, {"expr": r"(a)\1" * 20_000})
-    assert time.perf_counter() - start < 0.5
+    assert time.process_time() - start < 1.0
     assert long.rule == "format_timeout" and "not checked" in long.message
 
 
@@ -319,10 +332,10 @@ UNIQUE = {"type": "object", "properties": {"rows": {"type": "array", "uniqueItem
 
 def test_unique_items_on_thousands_of_objects_is_fast_and_right() -> None:
     rows = [{"id": i, "tags": ["x", i], "meta": {"a": i, "b": None}} for i in range(3000)]
-    start = time.perf_counter()
+    start = time.process_time()
     assert pattern_findings(UNIQUE, {"rows": rows}) == []
     (dup,) = pattern_findings(UNIQUE, {"rows": [*rows, {"meta": {"b": None, "a": 7}, "tags": ["x", 7.0], "id": 7}]})
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 2.5
     assert dup.rule == "uniqueItems" and dup.category is Category.RANGE_VIOLATION
 
 
@@ -352,11 +365,17 @@ def test_non_finite_and_huge_numbers_do_not_make_multiple_of_raise() -> None:
 
 
 def seconds(run: Any) -> float:
+    """The best of three CPU times, without the garbage collector (its passes depend on the heap
+    the rest of the test session left, not on the keyword)."""
     best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - start)
+    gc.disable()
+    try:
+        for _ in range(3):
+            start = time.process_time()
+            run()
+            best = min(best, time.process_time() - start)
+    finally:
+        gc.enable()
     return best
 
 
@@ -369,9 +388,9 @@ def seconds(run: Any) -> float:
 def test_keywords_cost_linear_time(subschema: dict[str, Any], instance: Any) -> None:
     """Four times the input costs about four times the time (quadratic would be sixteen)."""
     validator = schema.validator(subschema)
-    small, large = instance(2_000), instance(8_000)
+    small, large = instance(1_000), instance(4_000)
     assert validator.is_valid(small) and validator.is_valid(large)
-    assert seconds(lambda: validator.is_valid(large)) < 8 * seconds(lambda: validator.is_valid(small)) + 0.01
+    assert seconds(lambda: validator.is_valid(large)) < 10 * seconds(lambda: validator.is_valid(small)) + 0.02
 
 
 def test_unevaluated_keywords_still_find_what_is_unevaluated() -> None:
@@ -388,6 +407,6 @@ def test_unevaluated_keywords_still_find_what_is_unevaluated() -> None:
 def test_a_nested_draft_07_dialect_cannot_switch_the_validator_back_to_plain_re() -> None:
     dialect = {"type": "object", "$schema": "http://json-schema.org/draft-07/schema#",
                "properties": {"code": {"$schema": "http://json-schema.org/draft-07/schema#", "type": "string", "pattern": EVIL}}}
-    start = time.perf_counter()
+    start = time.process_time()
     (finding,) = pattern_findings(dialect, {"code": "a" * 40 + "b"})
-    assert time.perf_counter() - start < 0.5 and finding.rule == "pattern"
+    assert time.process_time() - start < 1.0 and finding.rule == "pattern"
