@@ -4,8 +4,12 @@ A suite module in ``benchmarks/datasets/`` exposes:
 
 - ``NAME``: the suite name used on the command line;
 - ``available(data_dir) -> bool``: whether its data files are in ``data_dir`` (absent: skipped);
-- ``load(data_dir) -> list[Case]``: every case, both splits;
-- ``paper_metrics(results) -> dict[str, float]``: the paper-compatible figures (fractions);
+- ``load(data_dir) -> Loaded``: every case, both splits, each with its ``family`` (its source: the
+  split hashes it, ``benchmarks.families``), and ``skipped``: the records it could not read, by
+  reason (a loader skips and counts a malformed record, never stops);
+- ``paper_metrics(results) -> dict[str, float]``: the paper-compatible figures (fractions; a share
+  of counts made with ``metrics.ratio`` keeps its counts for its Wilson interval, any other figure
+  is bootstrapped over families by calling this function again);
 - ``PAPER: list[PaperFigure]``: the papers' published figures to print beside ours.
 """
 
