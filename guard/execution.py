@@ -24,6 +24,9 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 from langgraph.errors import GraphBubbleUp
+from pydantic import BaseModel, ValidationError
+from pydantic.v1 import BaseModel as V1BaseModel
+from pydantic.v1 import ValidationError as V1ValidationError
 from tenacity import AsyncRetrying, Retrying, RetryCallState, retry_if_result, stop_after_attempt, wait_exponential, wait_random
 
 from guard.budgets import METADATA_KEY
@@ -31,7 +34,7 @@ from guard.checks.outcome import classify_exception, classify_result
 from guard.escalation import Closed
 from guard.models import Decision, Finding, ToolCall
 from guard.policy import Policy
-from guard.taxonomy import TRANSIENT_TOOL_ERRORS, Action
+from guard.taxonomy import SCHEMA_CATEGORIES, TRANSIENT_TOOL_ERRORS, Action, Category
 
 @dataclass(frozen=True)
 class Attempt:
@@ -243,6 +246,39 @@ def stamp(result: Any, decision: Decision | None) -> Any:
         merged["note"] = decision.feedback
     result.response_metadata[METADATA_KEY] = merged
     return result
+
+
+#: What LangGraph's ToolNode (and LangChain's tool node) refuses by itself: a tool it lacks, and
+#: arguments the tool's own schema rejects.
+TOOLNODE_REFUSES = SCHEMA_CATEGORIES | {Category.UNKNOWN_TOOL}
+
+
+def refused_only_for(decision: Decision, *, unknown: bool) -> bool:
+    """The guard sends the call back (``retry``) and for nothing but an unknown tool (``unknown``)
+    or schema faults: what ToolNode would refuse too, so the guard adds nothing to ToolNode's own
+    answer. A repair, a question, a block, a spent budget or any other finding is the guard's."""
+    categories = set(decision.categories)
+    if decision.action is not Action.RETRY or not categories or not categories <= TOOLNODE_REFUSES:
+        return False
+    return categories == {Category.UNKNOWN_TOOL} if unknown else Category.UNKNOWN_TOOL not in categories
+
+
+def schema_rejects(tool: Any, args: Any) -> bool:
+    """Whether the tool's own argument schema (the pydantic model LangChain validates a call
+    against before the tool runs) rejects these arguments."""
+    schema = getattr(tool, "tool_call_schema", None)
+    if not isinstance(args, dict) or not isinstance(schema, type):
+        return False
+    try:
+        if issubclass(schema, BaseModel):
+            schema.model_validate(args)
+        elif issubclass(schema, V1BaseModel):
+            schema.parse_obj(args)
+        else:
+            return False
+    except (ValidationError, V1ValidationError):
+        return True
+    return False
 
 
 def refused_message(decision: Decision) -> ToolMessage:

@@ -29,7 +29,15 @@ from guard.engine import Guard
 from guard.checks.batch import duplicate_ids
 from guard.escalation import settle
 from guard.interrupts import BoundAsk, aasked_by_this_task, resuming
-from guard.execution import arun_with_backoff, closed_message, refused_message, run_with_backoff, stamp
+from guard.execution import (
+    arun_with_backoff,
+    closed_message,
+    refused_message,
+    refused_only_for,
+    run_with_backoff,
+    schema_rejects,
+    stamp,
+)
 from guard.models import Decision, Finding, ToolCall
 from guard.node import log_observed
 from guard.policy import load_policy
@@ -77,26 +85,38 @@ class GuardMiddleware(AgentMiddleware):
 
     def _decide(
         self, request: Any, asked: Callable[[], dict[str, Any] | None] | None = None
-    ) -> tuple[Guard, Decision | ToolMessage]:
-        """``asked`` reads back the question this task asked before (``guard.interrupts``)."""
+    ) -> tuple[Guard, Decision | ToolMessage, bool]:
+        """The decision to run the call (and whether it is left to the tool node's own refusal),
+        or the message that answers it. ``asked`` reads back the question this task asked before
+        (``guard.interrupts``)."""
         guard = self.guard_for(request)
+        tool = getattr(request, "tool", None)
+        if tool is not None and getattr(tool, "name", None) and tool.name not in guard.registry:
+            guard.registry.add(tool)  # a runtime tool (added by wrap_model_call or an interceptor)
         state = request.state
         messages = state.get("messages", []) if isinstance(state, dict) else getattr(state, "messages", [])
         conversation = Conversation.from_messages(messages)
         budgets = GuardState.from_conversation(conversation)
+        call = _for_the_guard(request.tool_call, tool)
         shared = _shared_id(messages, request.tool_call)
         if shared is not None:
-            decision = guard.refuse(request.tool_call, shared, budgets)
+            decision = guard.refuse(call, shared, budgets)
         else:
-            decision = self._check(guard, request.tool_call, conversation, budgets)
+            decision = self._check(guard, call, conversation, budgets)
         if self.observing:
             log_observed(decision)
-            return guard, decision
+            return guard, decision, False
         settled, closed = settle(guard, [decision], conversation, budgets, ask=BoundAsk(interrupt, asked))
         if closed:
-            return guard, closed_message(closed[0])
+            return guard, closed_message(closed[0]), False
         decision = settled[0]
-        return guard, decision if decision.runs else refused_message(decision)
+        if decision.runs:
+            return guard, decision, False
+        if tool is None and refused_only_for(decision, unknown=True):
+            return guard, decision, True  # an interceptor may serve it; else the tool node answers
+        if tool is not None and refused_only_for(decision, unknown=False) and schema_rejects(tool, decision.call.args):
+            return guard, decision, True
+        return guard, refused_message(decision), False
 
     def _check(self, guard: Guard, call: Any, conversation: Conversation, budgets: GuardState) -> Decision:
         if self.telemetry is None:
@@ -123,9 +143,11 @@ class GuardMiddleware(AgentMiddleware):
         if self.observing:
             self._observe(request)
             return run_with_backoff(request.tool_call, request, handler, self._policy, on_failure=self._on_failure, observe=True)
-        guard, outcome = self._decide(request)
+        guard, outcome, left = self._decide(request)
         if isinstance(outcome, ToolMessage):
             return outcome
+        if left:
+            return stamp(handler(request), outcome)
         call, request = self._to_run(outcome, request)
         result = run_with_backoff(call, request, handler, guard.policy, sleep=self._sleep, on_failure=self._on_failure)
         return stamp(result, outcome)
@@ -137,20 +159,40 @@ class GuardMiddleware(AgentMiddleware):
                 request.tool_call, request, handler, self._policy, on_failure=self._on_failure, observe=True
             )
         asked = await aasked_by_this_task() if resuming() else None
-        guard, outcome = self._decide(request, lambda: asked)
+        guard, outcome, left = self._decide(request, lambda: asked)
         if isinstance(outcome, ToolMessage):
             return outcome
+        if left:
+            return stamp(await handler(request), outcome)
         call, request = self._to_run(outcome, request)
         result = await arun_with_backoff(call, request, handler, guard.policy, sleep=self._asleep, on_failure=self._on_failure)
         return stamp(result, outcome)
 
     @staticmethod
     def _to_run(decision: Decision, request: Any) -> tuple[dict[str, Any], Any]:
-        """The call to run and its request: the model's own request when the guard changed nothing."""
+        """The call to run and its request: the model's own request when the guard changed nothing
+        (the arguments the tool node injects, which the guard does not judge, included)."""
         call = decision.call_to_run.to_langchain()
-        if dict(request.tool_call) == call:
+        if _for_the_guard(request.tool_call, getattr(request, "tool", None)).to_langchain() == call:
             return request.tool_call, request
         return call, request.override(tool_call=call)
+
+
+def _for_the_guard(raw: Any, tool: Any) -> ToolCall:
+    """The call as the guard judges it: without the arguments the tool node injects (state, store,
+    runtime), whose model-given values it overwrites."""
+    call = ToolCall.from_any(raw)
+    if tool is None or not isinstance(call.args, dict):
+        return call
+    try:
+        from langgraph.prebuilt.tool_node import _get_all_injected_args
+    except ImportError:  # pragma: no cover - a langgraph without it injects by annotation only
+        return call
+    injected = _get_all_injected_args(tool)
+    names = {*injected.state, *(n for n in (injected.store, injected.runtime) if n)}
+    if not names & set(call.args):
+        return call
+    return call.model_copy(update={"args": {k: v for k, v in call.args.items() if k not in names}})
 
 
 def _shared_id(messages: list[Any], call: Any) -> Finding | None:

@@ -19,6 +19,7 @@ import copy
 import dataclasses
 import logging
 import reprlib
+from contextvars import ContextVar
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -37,11 +38,21 @@ from guard.conversation import Conversation
 from guard.engine import Guard
 from guard.escalation import settle
 from guard.interrupts import BoundAsk, aasked_by_this_task, resuming
-from guard.execution import arun_with_backoff, closed_message, refused_message, run_with_backoff, stamp
+from guard.execution import (
+    arun_with_backoff,
+    closed_message,
+    refused_message,
+    refused_only_for,
+    run_with_backoff,
+    schema_rejects,
+    stamp,
+)
 from guard.models import Decision, Finding, ToolCall
 
 
 _CIRCUIT = "circuit open"
+#: ids of the calls of the batch being run that the guard left to ToolNode's own refusal
+_LEFT: ContextVar[frozenset[str]] = ContextVar("guard_left_to_toolnode", default=frozenset())
 _log = logging.getLogger("guard.node")
 
 
@@ -52,6 +63,12 @@ class Plan:
     order: list[str]
     to_run: list[Decision]
     answered: list[ToolMessage]
+    #: the model's own call per id, run as proposed where the guard changed nothing
+    proposed: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    #: the call per id as the guard judged it (without the arguments ToolNode injects)
+    judged: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    #: ids of the calls left to ToolNode's own refusal (``GuardedToolNode._left_to_toolnode``)
+    left: frozenset[str] = frozenset()
 
     @property
     def by_id(self) -> dict[str, Decision]:
@@ -121,9 +138,49 @@ class GuardedToolNode(ToolNode):
         if self.telemetry is not None:
             ask = self.telemetry.observed_ask(ask)
         settled, closed = settle(self.guard, decisions, conversation, state, ask=ask)
+        left = {id(d) for d in settled if not d.runs and self._left_to_toolnode(d)}
         answered = [closed_message(c) for c in closed]
-        answered += [refused_message(d) for d in settled if not d.runs]
-        return Plan(order=[str(c.id) for c in calls], to_run=[d for d in settled if d.runs], answered=answered)
+        answered += [refused_message(d) for d in settled if not d.runs and id(d) not in left]
+        return Plan(
+            order=[str(c.id) for c in calls],
+            to_run=[d for d in settled if d.runs or id(d) in left],
+            answered=answered,
+            proposed=self._proposed_calls(input, messages),
+            judged={str(c.id): c.to_langchain() for c in calls},
+            left=frozenset(str(d.call.id) for d in settled if id(d) in left),
+        )
+
+    def _left_to_toolnode(self, decision: Decision) -> bool:
+        """A call the guard would send back only for what ToolNode itself refuses (an unknown
+        tool, arguments the tool's own schema rejects) goes to ToolNode as proposed: ToolNode's
+        text, ``handle_tool_errors`` and the user's interceptors deal with it (an interceptor may
+        serve a tool the node lacks), and the guard's decision is recorded on the answer."""
+        name = decision.call.name or ""
+        if name not in self.tools_by_name:
+            return refused_only_for(decision, unknown=True)
+        return refused_only_for(decision, unknown=False) and schema_rejects(self.tools_by_name[name], decision.call.args)
+
+    def _injected(self, name: str | None) -> set[str]:
+        """The arguments ToolNode injects into this tool (state, store, runtime): the model's
+        values for them are overwritten, so the guard does not judge them."""
+        injected = self._injected_args.get(name or "")
+        if injected is None:
+            return set()
+        return {*injected.state, *(n for n in (injected.store, injected.runtime) if n)}
+
+    def _for_the_guard(self, raw: Any) -> ToolCall:
+        call = ToolCall.from_any(raw)
+        injected = self._injected(call.name)
+        if injected and isinstance(call.args, dict) and injected & set(call.args):
+            return call.model_copy(update={"args": {k: v for k, v in call.args.items() if k not in injected}})
+        return call
+
+    def _proposed_calls(self, input: Any, messages: list[Any]) -> dict[str, dict[str, Any]]:
+        try:
+            raw = self._parse_input(input)[0]
+        except ValueError:
+            return {}
+        return {str(c.get("id")): dict(c) for c in raw}
 
     def _apply_circuits(self, calls: list[ToolCall]) -> None:
         """Mark tools whose shared circuit is open (or half open with its probe taken) unavailable.
@@ -164,15 +221,15 @@ class GuardedToolNode(ToolNode):
 
     def _calls_of(self, input: Any, messages: list[Any]) -> list[ToolCall]:
         if isinstance(input, dict) and input.get("__type") == "tool_call_with_context":
-            return [ToolCall.from_any(input["tool_call"])]
+            return [self._for_the_guard(input["tool_call"])]
         if isinstance(input, list) and input and isinstance(input[-1], dict) and input[-1].get("type") == "tool_call":
-            return [ToolCall.from_any(c) for c in input]
+            return [self._for_the_guard(c) for c in input]
         ai = _latest_ai(messages)
         if ai is None:
             raise ValueError("No AIMessage found in input")
         # Calls whose arguments did not parse land in invalid_tool_calls; ToolNode would leave them
         # unanswered (and the next model request would fail), the guard answers them.
-        return [ToolCall.from_any(c) for c in (*ai.tool_calls, *ai.invalid_tool_calls)]
+        return [self._for_the_guard(c) for c in (*ai.tool_calls, *ai.invalid_tool_calls)]
 
     def _with_calls(self, input: Any, calls: list[dict[str, Any]]) -> Any:
         """The node input with the latest AI message's calls replaced by the ones allowed to run."""
@@ -210,6 +267,8 @@ class GuardedToolNode(ToolNode):
         """ToolNode's execution of one call (the user's wrapper, ``handle_tool_errors``, injection),
         with the guard's backoff around it: what ToolNode returns or raises is handed on as it is."""
         run = lambda _: super(GuardedToolNode, self)._run_one(call, *args, **kwargs)  # noqa: E731
+        if str(call.get("id")) in _LEFT.get():
+            return run(None)  # ToolNode refuses it: no retry, no tool outcome to count
         return run_with_backoff(
             call, None, run, self.guard.policy,
             sleep=self._sleep, on_failure=self._on_failure, on_outcome=self._record_outcome, observe=self.observing,
@@ -217,6 +276,8 @@ class GuardedToolNode(ToolNode):
 
     async def _arun_one(self, call: Any, *args: Any, **kwargs: Any) -> Any:
         run = lambda _: super(GuardedToolNode, self)._arun_one(call, *args, **kwargs)  # noqa: E731
+        if str(call.get("id")) in _LEFT.get():
+            return await run(None)
         return await arun_with_backoff(
             call, None, run, self.guard.policy,
             sleep=self._asleep, on_failure=self._on_failure, on_outcome=self._record_outcome, observe=self.observing,
@@ -249,7 +310,11 @@ class GuardedToolNode(ToolNode):
         plan = self._plan(input, config)
         ran = None
         if plan.to_run:
-            ran = super()._func(self._with_calls(input, _lc_calls(plan)), config, runtime)
+            token = _LEFT.set(plan.left)
+            try:
+                ran = super()._func(self._with_calls(input, _lc_calls(plan)), config, runtime)
+            finally:
+                _LEFT.reset(token)
         return self._combine(plan, ran, input)
 
     async def _afunc(self, input: Any, config: RunnableConfig, runtime: Any) -> Any:
@@ -260,7 +325,11 @@ class GuardedToolNode(ToolNode):
         plan = self._plan(input, config, lambda: asked)
         ran = None
         if plan.to_run:
-            ran = await super()._afunc(self._with_calls(input, _lc_calls(plan)), config, runtime)
+            token = _LEFT.set(plan.left)
+            try:
+                ran = await super()._afunc(self._with_calls(input, _lc_calls(plan)), config, runtime)
+            finally:
+                _LEFT.reset(token)
         return self._combine(plan, ran, input)
 
     # -- after the calls --------------------------------------------------------------------------
@@ -313,7 +382,14 @@ def log_observed(decision: Decision) -> None:
 
 
 def _lc_calls(plan: Plan) -> list[dict[str, Any]]:
-    return [d.call_to_run.to_langchain() for d in plan.to_run]
+    """The calls to run: the model's own where the guard changed nothing (injected arguments the
+    guard did not judge included), else the repaired or edited call."""
+    calls = []
+    for d in plan.to_run:
+        cid, call = str(d.call.id), d.call_to_run.to_langchain()
+        unchanged = cid in plan.proposed and plan.judged.get(cid) == call
+        calls.append(plan.proposed[cid] if unchanged else call)
+    return calls
 
 
 def _tool_messages(output: Any) -> list[ToolMessage]:
