@@ -12,10 +12,12 @@ it was taken without shared state. Escalation reads answer None or []; writes ar
 counted): a human's answer that cannot be registered as resolved is never applied twice.
 
 **Deadlines.** Inside ``with store.deadline():`` (one decision, one request) all operations share
-a budget of ``timeout_ms``: once it is spent, the remaining operations are not sent to the backend
-at all but answered per ``mode`` as failures (operation ``deadline``). With a Redis store whose
-socket timeout is the same budget (``make_store`` sets both), a hung server costs a decision about
-``timeout_ms``, not a timeout per operation.
+a budget of ``timeout_ms`` of time spent waiting on the backend (the checks' own compute between
+them does not count: a slow judge must not degrade a healthy store). Once it is spent, the
+remaining operations are not sent to the backend at all but answered per ``mode`` as failures.
+With a Redis store whose socket timeout is the same budget (``make_store`` sets both), a hung
+server costs a decision about ``timeout_ms``, not a timeout per operation (at worst, an operation
+started just inside the budget, twice it).
 """
 
 from __future__ import annotations
@@ -50,8 +52,16 @@ log = logging.getLogger(__name__)
 #: The reason a degraded fail-closed circuit reports.
 UNAVAILABLE = "state backend unavailable"
 
-#: ``time.monotonic()`` by which the current decision's state operations must be done (None: no deadline).
-_deadline: ContextVar[float | None] = ContextVar("guard_state_deadline", default=None)
+
+
+class _Budget:
+    """Seconds the current decision's state operations have spent, against their limit."""
+
+    def __init__(self, limit: float) -> None:
+        self.limit, self.spent = limit, 0.0
+
+
+_budget: ContextVar[_Budget | None] = ContextVar("guard_state_budget", default=None)
 
 
 class ResilientStore(StateStore):
@@ -76,19 +86,20 @@ class ResilientStore(StateStore):
     def deadline(self) -> Iterator[None]:
         """All operations inside share one budget of ``timeout_ms`` (none when it is None; an
         enclosing deadline is kept)."""
-        if self.timeout_ms is None or _deadline.get() is not None:
+        if self.timeout_ms is None or _budget.get() is not None:
             yield
             return
-        token = _deadline.set(time.monotonic() + self.timeout_ms / 1000)
+        token = _budget.set(_Budget(self.timeout_ms / 1000))
         try:
             yield
         finally:
-            _deadline.reset(token)
+            _budget.reset(token)
 
     def _attempt(self, operation: str, call: Callable[[], T], fallback: Callable[[], T]) -> T:
+        budget = _budget.get()
+        start = time.monotonic()
         try:
-            due = _deadline.get()
-            if due is not None and time.monotonic() >= due:
+            if budget is not None and budget.spent >= budget.limit:
                 raise StateBackendError(f"the {self.timeout_ms:g} ms budget for this decision's state operations is spent")
             return call()
         except StateBackendError as exc:
@@ -101,6 +112,9 @@ class ResilientStore(StateStore):
                 except Exception:  # a broken metrics hook must not break the guard
                     log.exception("on_error hook failed")
             return fallback()
+        finally:
+            if budget is not None:
+                budget.spent += time.monotonic() - start
 
     @property
     def _closed(self) -> bool:

@@ -325,3 +325,17 @@ def test_readiness_answers_false_within_half_a_second_while_redis_hangs(
         start = time.monotonic()
         assert store.ping() is False
         assert time.monotonic() - start < 0.5
+
+
+def test_time_spent_between_operations_does_not_spend_the_state_budget(doomed_redis: RedisServer) -> None:
+    failed: list[str] = []
+    store = ResilientStore(
+        RedisStore(doomed_redis.url, circuit=CIRCUIT, socket_timeout=0.1),
+        on_error=lambda op, exc: failed.append(op),
+        timeout_ms=100,
+    )
+    with store.deadline():
+        assert store.circuit("search").degraded is False
+        time.sleep(0.3)  # a slow check (a judge's model call) between two operations
+        assert store.get_retries("t1", "sig").degraded is False
+    assert failed == []
