@@ -135,6 +135,8 @@ def _normalise_pattern(pattern: Any, tool: str, path: str) -> Any:
     pattern that still does not compile is reported at registration."""
     if not isinstance(pattern, str):
         raise ToolSchemaError(tool, f"{path}.pattern", "pattern must be a string")
+    if len(pattern) > schemas.MAX_PATTERN_CHARS:  # refused before compiling it, which costs its length
+        raise ToolSchemaError(tool, f"{path}.pattern", str(schemas.pattern_problem(pattern)))
     for candidate in (pattern, _ECMA_CLASS_HYPHEN.sub(r"\1\\-", pattern)):
         try:
             re.compile(candidate)

@@ -58,6 +58,9 @@ REGEX_TIMEOUT_MS = 50.0
 #: A pattern RE2 refuses is compiled by ``regex``, whose compile time grows with the product of
 #: nested repetition counts (``((a{1000}){1000}){1000}`` does not finish): beyond this, refused.
 _MAX_REPETITION_PRODUCT = 10_000
+#: Longer schema patterns are refused at registration: compiling one costs time linear in its
+#: length, but not little (Python's ``re``: 1.5 s for 500,000 characters), and no tool needs one.
+MAX_PATTERN_CHARS = 10_000
 #: A value checked against ``format: regex`` that RE2 refuses is compiled by Python's ``re``,
 #: whose compile time is linear but not small (1 MB: 1.7 s): longer ones are undecided.
 _MAX_FALLBACK_REGEX_FORMAT_CHARS = 10_000
@@ -246,6 +249,8 @@ def find(pattern: str, text: str, *, full: bool = False) -> str | None:
 
 def pattern_problem(pattern: str) -> str | None:
     """Why a schema's pattern cannot be checked in bounded time (None when it can)."""
+    if len(pattern) > MAX_PATTERN_CHARS:
+        return f"a pattern of {len(pattern)} characters is longer than the {MAX_PATTERN_CHARS} allowed"
     try:
         _compiled(pattern)
     except RegexUndecided as exc:
@@ -627,17 +632,27 @@ def _pointer(path: tuple[str | int, ...]) -> str:
 def schema_problem(schema: Any) -> tuple[str, str] | None:
     """``(path, problem)`` for the first reason a schema cannot be validated safely, or None.
 
-    In order: the 2020-12 meta-schema; references (``$ref``/``$dynamicRef`` must be local,
+    In order: patterns (too long, or too costly to compile), before anything compiles them; the
+    2020-12 meta-schema; references (``$ref``/``$dynamicRef`` must be local,
     resolve, and land on a subschema; nested ``$id`` is refused, since it would move the base
     references resolve against); loops of references that never consume input; patterns that
     cannot be compiled in bounded time."""
+    positions = list(subschemas(schema))
+    for path, node in positions:
+        if not isinstance(node, dict):
+            continue
+        located = [((*path, "pattern"), node.get("pattern"))]
+        if isinstance(node.get("patternProperties"), dict):
+            located += [((*path, "patternProperties", p), p) for p in node["patternProperties"]]
+        for where, pattern in located:
+            if isinstance(pattern, str) and (problem := pattern_problem(pattern)):
+                return _pointer(where), problem
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
         return _pointer(tuple(exc.path)), f"invalid JSON schema: {exc.message}"
     if not isinstance(schema, dict):
         return None
-    positions = list(subschemas(schema))
     by_id = {id(node): path for path, node in positions if isinstance(node, dict)}
     stripped = without_dialects(schema)
     resolver = _combined().resolver_with_root(_SPEC.create_resource(stripped))
@@ -668,14 +683,6 @@ def schema_problem(schema: Any) -> tuple[str, str] | None:
             targets.setdefault(path, []).append(target_path)
     if loop := _reference_loop(positions, targets):
         return _pointer(loop[0]), "a loop of references that never reaches a value: " + " -> ".join(_pointer(p) for p in loop)
-    for path, node in positions:
-        if not isinstance(node, dict):
-            continue
-        located = [((*path, "pattern"), node.get("pattern"))]
-        located += [((*path, "patternProperties", p), p) for p in node.get("patternProperties", {}) or {}]
-        for where, pattern in located:
-            if isinstance(pattern, str) and (problem := pattern_problem(pattern)):
-                return _pointer(where), problem
     return None
 
 

@@ -314,6 +314,20 @@ def test_a_pattern_too_costly_to_compile_is_refused_at_registration() -> None:
     assert caught.value.path == "$.properties.code.pattern" and "bounded time" in caught.value.problem
 
 
+def test_a_pattern_too_long_to_compile_cheaply_is_refused_before_it_is_compiled() -> None:
+    long = "(?:ab|cd)" * 50_000
+    for parameters, path in (
+        ({"type": "object", "properties": {"code": {"type": "string", "pattern": long}}}, "$.code.pattern"),
+        ({"type": "object", "properties": {"tags": {"type": "object", "patternProperties": {long: {}}}}},
+         f"$.properties.tags.patternProperties.{long}"),
+    ):
+        start = time.process_time()
+        with pytest.raises(ToolSchemaError) as caught:
+            ToolRegistry([tool(parameters)])
+        assert time.process_time() - start < 0.3  # compiling it would take about 1.5 s
+        assert caught.value.path == path and "longer than the 10000 allowed" in caught.value.problem
+
+
 def test_the_regex_format_is_bounded_too() -> None:
     formatted = {"type": "object", "properties": {"expr": {"type": "string", "format": "regex"}}}
     assert pattern_findings(formatted, {"expr": r"^(a)\1$"}) == []
