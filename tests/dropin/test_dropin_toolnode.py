@@ -1,0 +1,151 @@
+"""Where the guard adds nothing, GuardedToolNode answers as ToolNode does; where it adds something
+(a repair, its own finding), it steps in. Interceptors see every call first, injected arguments
+are ToolNode's, any state type ToolNode takes works, and so for the middleware."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Annotated, Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import tool
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph.message import add_messages
+from langgraph.prebuilt import InjectedState, ToolNode
+from langgraph.prebuilt.tool_node import ToolInvocationError
+
+from guard import GuardedToolNode
+from guard.middleware import GuardMiddleware
+from tests.support import FAST, record, scripted
+
+#: no repairs: a call is either run as proposed or sent back
+STRICT = {**FAST, "repairs": {"coerce_types": False, "param_names": False, "parse_json": False}}
+
+
+@tool
+def add(a: int, b: int) -> str:
+    """Add two numbers."""
+    return str(a + b)
+
+
+@tool
+def read_secret(name: str, auth: Annotated[str, InjectedState("auth")]) -> str:
+    """Read a secret; the auth token comes from the graph state, never from the model."""
+    return f"{name} read with {auth}"
+
+
+class AuthState(MessagesState):
+    auth: str
+
+
+def graph_of(node: Any, state: Any = MessagesState) -> Any:
+    graph = StateGraph(state)
+    graph.add_node("tools", node)
+    graph.add_edge(START, "tools")
+    graph.add_edge("tools", END)
+    return graph.compile()
+
+
+def batch(name: str, args: dict[str, Any], call_id: str = "c1") -> list[Any]:
+    return [HumanMessage("Add 1 and 2."), AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": call_id, "type": "tool_call"}])]
+
+
+def last(node: Any, messages: list[Any], state: Any = MessagesState, **extra: Any) -> ToolMessage:
+    return graph_of(node, state).invoke({"messages": messages, **extra})["messages"][-1]
+
+
+def test_an_unknown_tool_gets_toolnodes_answer_and_the_guards_record():
+    expected = last(ToolNode([add]), batch("multiply", {"a": 1, "b": 2}))
+    got = last(GuardedToolNode([add], STRICT), batch("multiply", {"a": 1, "b": 2}))
+    assert got.content == expected.content == "Error: multiply is not a valid tool, try one of [add]."
+    assert got.status == "error" and record(got)["action"] == "retry" and record(got)["categories"] == ["unknown_tool"]
+
+
+@pytest.mark.parametrize("handle_tool_errors", [True, False])
+def test_arguments_the_tools_schema_rejects_get_toolnodes_answer(handle_tool_errors):
+    messages = batch("add", {"a": 1})  # b missing: the tool's own validation refuses it too
+    if handle_tool_errors:
+        expected = last(ToolNode([add], handle_tool_errors=True), messages)
+        got = last(GuardedToolNode([add], STRICT, handle_tool_errors=True), messages)
+        assert got.content == expected.content and "Field required" in got.content
+        assert record(got)["categories"] == ["missing_argument"]
+    else:
+        with pytest.raises(ToolInvocationError):
+            last(ToolNode([add], handle_tool_errors=False), messages)
+        with pytest.raises(ToolInvocationError):
+            last(GuardedToolNode([add], STRICT, handle_tool_errors=False), messages)
+
+
+def test_the_guard_steps_in_where_it_adds_something():
+    # "2" passes the tool's lax validation (ToolNode runs it); the guard sends it back, or repairs it
+    plain = last(ToolNode([add]), batch("add", {"a": 1, "b": "2"}))
+    strict = last(GuardedToolNode([add], STRICT), batch("add", {"a": 1, "b": "2"}))
+    repairing = last(GuardedToolNode([add], FAST), batch("add", {"a": 1, "b": "2"}))
+    assert plain.content == "3"
+    assert strict.status == "error" and strict.content.startswith("The call to `add` was not run.")
+    assert repairing.content == "3" and record(repairing)["action"] == "repair"
+
+
+@pytest.mark.parametrize("node_cls", [ToolNode, GuardedToolNode])
+def test_an_interceptor_sees_every_call_first_and_may_serve_an_unregistered_tool(node_cls):
+    seen: list[str] = []
+
+    def interceptor(request: Any, execute: Any) -> Any:
+        seen.append(request.tool_call["name"])
+        if request.tool is None and request.tool_call["name"] == "multiply":
+            a, b = request.tool_call["args"]["a"], request.tool_call["args"]["b"]
+            return ToolMessage(content=str(a * b), tool_call_id=request.tool_call["id"], name="multiply")
+        return execute(request)
+
+    kwargs = {"wrap_tool_call": interceptor}
+    node = node_cls([add], STRICT, **kwargs) if node_cls is GuardedToolNode else node_cls([add], **kwargs)
+    msg = last(node, batch("multiply", {"a": 3, "b": 4}))
+    assert msg.content == "12" and seen == ["multiply"]
+
+
+@pytest.mark.parametrize("policy", [STRICT, FAST])
+def test_an_injected_argument_the_model_also_gave_is_overwritten_as_in_toolnode(policy):
+    messages = [HumanMessage("Read the db secret."), batch("read_secret", {"name": "db", "auth": "forged-by-the-model"})[-1]]
+    expected = last(ToolNode([read_secret]), messages, AuthState, auth="token-from-state")
+    got = last(GuardedToolNode([read_secret], policy), messages, AuthState, auth="token-from-state")
+    assert got.content == expected.content == "db read with token-from-state"
+    assert record(got)["action"] == "allow"
+
+
+def test_a_pydantic_v1_state_works_when_the_guard_repairs_a_call():
+    """ToolNode takes a pydantic v1 model as its input (LangGraph's own tests invoke it so); the
+    guard rebuilds that input with the repaired call."""
+    from langgraph.runtime import Runtime
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from pydantic.v1 import BaseModel as V1BaseModel
+
+        class V1State(V1BaseModel):
+            messages: list
+            foo: str
+
+        state = V1State(messages=batch("add", {"a": 1, "b": "2"}), foo="bar")
+    config = {"configurable": {"__pregel_runtime": Runtime()}}  # what LangGraph's own tests pass
+    (msg,) = GuardedToolNode([add], FAST).invoke(state, config=config)["messages"]
+    assert msg.content == "3" and record(msg)["action"] == "repair"
+
+
+def bindable(script: list[AIMessage]) -> Any:
+    model = scripted(script)
+    object.__setattr__(model, "bind_tools", lambda tools, **kw: model)
+    return model
+
+
+def test_the_middleware_answers_an_unknown_tool_as_the_agent_does():
+    script = [batch("multiply", {"a": 1, "b": 2})[-1]]
+    plain = create_agent(bindable(script), [add]).invoke({"messages": [HumanMessage("Multiply 1 and 2.")]})
+    guarded = create_agent(bindable(script), [add], middleware=[GuardMiddleware(STRICT)]).invoke(
+        {"messages": [HumanMessage("Multiply 1 and 2.")]}
+    )
+    (expected,) = [m for m in plain["messages"] if isinstance(m, ToolMessage)]
+    (got,) = [m for m in guarded["messages"] if isinstance(m, ToolMessage)]
+    assert got.content == expected.content and "multiply is not a valid tool" in got.content
+    assert record(got)["categories"] == ["unknown_tool"]
