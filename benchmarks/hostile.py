@@ -4,8 +4,10 @@ Each row is one request an attacker controls (the tool schema, the arguments, or
 catastrophic pattern, a pattern only a backtracking engine can run, uniqueItems over thousands of
 objects, keys matched against a catastrophic patternProperties, a remote ``$ref`` to a loopback
 listener (refused at registration: the time is the registration's, and the listener counts the
-connections it got), a ``$ref`` loop, and deep nesting (as JSON text, the way a model sends it). It prints the median and worst of a few
-runs per row and the outcome; the target is a worst below 100 ms.
+connections it got), a ``$ref`` loop, and deep nesting (as JSON text, the way a model sends it).
+It prints the median and worst wall time of a few runs per row, the median CPU time (what the
+regex budget counts: on a loaded machine wall time stretches) and the outcome; the target is a
+worst below 100 ms.
 """
 
 from __future__ import annotations
@@ -119,18 +121,19 @@ def rows() -> list[tuple[str, Callable[[], str]]]:
 def main() -> int:
     table = []
     for label, run in rows():
-        times = []
+        times, cpu = [], []
         for _ in range(RUNS):
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             outcome = run()
             times.append((time.perf_counter() - start) * 1000)
-        table.append((label, statistics.median(times), max(times), outcome))
+            cpu.append((time.process_time() - start_cpu) * 1000)
+        table.append((label, statistics.median(times), max(times), statistics.median(cpu), outcome))
     width = max(len(r[0]) for r in table)
-    print(f"{'request':<{width}} | median ms | worst ms | outcome")
-    print(f"{'-' * width}-|-----------|----------|--------")
-    for label, median, worst, outcome in table:
-        print(f"{label:<{width}} | {median:9.2f} | {worst:8.2f} | {outcome}")
-    slowest = max(table, key=lambda r: r[2])
+    print(f"{'request':<{width}} | median ms | worst ms | CPU ms | outcome")
+    print(f"{'-' * width}-|-----------|----------|--------|--------")
+    for label, median, worst, cpu_ms, outcome in table:
+        print(f"{label:<{width}} | {median:9.2f} | {worst:8.2f} | {cpu_ms:6.2f} | {outcome}")
+    slowest = max(table, key=lambda r: r[2])  # by worst wall time
     print(f"\nworst: {slowest[2]:.1f} ms ({slowest[0]}); target < {TARGET_MS:.0f} ms: {'met' if slowest[2] < TARGET_MS else 'MISSED'}")
     return 0 if slowest[2] < TARGET_MS else 1
 

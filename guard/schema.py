@@ -12,18 +12,22 @@ and the values they check come from the model; neither is trusted. Plain ``jsons
 
 Here every validator is built with a ``referencing.Registry`` whose ``retrieve`` refuses, so only
 the schema's own ``#…`` references resolve. Regexes run under RE2 (linear time) when the pattern
-compiles there, else under the ``regex`` package with a timeout (it releases the GIL while it
-matches, ``concurrent=True``); as ECMA-262 (JSON Schema's dialect) and RE2 agree, ``\\d``, ``\\w``
-and ``\\s`` are ASCII classes, where Python's ``re`` would take any Unicode digit or letter; a pattern that cannot be decided
+compiles there, else under the ``regex`` package with a timeout (``concurrent=True``: it releases
+the GIL while it matches; the timeout is measured in CPU time, so a loaded machine stretches it in
+wall time). As in ECMA-262, JSON Schema's dialect, RE2's ``\\d``, ``\\w`` and ``\\s`` are ASCII
+classes (Python's ``re`` takes any Unicode digit or letter). A pattern that cannot be decided
 within the budget yields an ``Undecided`` validation error (a finding that says why), never a hang
 or an exception. ``uniqueItems`` hashes each element's canonical JSON form (JSON Schema equality:
 ``1 == 1.0``, ``true != 1``, key order ignored). ``unevaluatedItems``/``unevaluatedProperties``
 use sets rather than jsonschema's list look-ups, which are quadratic in the array length.
 
-``schema_problem`` is what registration runs: the meta-schema, then every ``$ref``/``$dynamicRef``
-must be a local reference that resolves to a subschema, no chain of references may come back to
-where it started without consuming input, and every pattern must be one the matcher can compile
-in bounded time.
+``schema_problem`` is what registration runs: every pattern must be one the matcher can compile
+in bounded time (at most 10,000 characters), the schema must pass the meta-schema, every
+``$ref``/``$dynamicRef`` must be a local reference that resolves to a subschema, and no chain of
+references may come back to where it started without consuming input.
+
+``search``/``matches``/``find`` are the bounded matchers for other code that reads schema patterns
+(the preflight matches them against the conversation).
 
 The regex budget: ``regex_budget(ms)`` bounds the total time one validation pass spends on
 backtracking regexes (``checks.limits.regex_timeout_ms`` of the policy, 50 ms by default); outside
