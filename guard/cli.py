@@ -43,9 +43,14 @@ def policy_show(path: Path | None = typer.Argument(None, help="a policy file; th
     """Print every field of a policy with its value (defaults filled in) and its hash."""
     policy = _load(path)
     data = policy.model_dump(mode="json")
-    data["actions"] = {c.value: policy.action_for(c).value for c in _categories()}
+    data["actions"] = {c.value: _rule_text(policy.rule_for(c)) for c in _categories()}
     typer.echo(yaml.safe_dump(data, sort_keys=False, allow_unicode=True).rstrip())
     typer.echo(f"# sha256: {policy.sha256}")
+
+
+def _rule_text(rule: Any) -> Any:
+    """An action as its name; actions graded by confidence as {action: floor}."""
+    return {a.value: floor for a, floor in rule.items()} if isinstance(rule, dict) else rule.value
 
 
 @policy_app.command("validate")

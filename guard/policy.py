@@ -19,7 +19,7 @@ from guard.models import canonical_json
 from guard.state.config import StateConfig
 from guard.taxonomy import Action, Category
 
-DEFAULT_ACTIONS: dict[Category, Action] = {
+DEFAULT_ACTIONS: dict[Category, Action | dict[Action, float]] = {
     Category.UNKNOWN_TOOL: Action.RETRY,
     Category.UNAVAILABLE_TOOL: Action.RETRY,
     Category.NO_SUITABLE_TOOL: Action.ASK_HUMAN,
@@ -33,7 +33,9 @@ DEFAULT_ACTIONS: dict[Category, Action] = {
     Category.RANGE_VIOLATION: Action.RETRY,
     Category.MALFORMED_ARGUMENTS: Action.RETRY,
     Category.PLACEHOLDER_VALUE: Action.ASK_HUMAN,
-    Category.UNGROUNDED_VALUE: Action.ASK_HUMAN,
+    # graded by what is at stake (guard.checks.risk): an unstated identifier, recipient, amount or
+    # ordinary value is asked about; a measure or rating a model may have derived is a warning
+    Category.UNGROUNDED_VALUE: {Action.ASK_HUMAN: 0.9, Action.WARN: 0.5},
     Category.REPEATED_CALL: Action.RETRY,
     Category.BUDGET_EXHAUSTED: Action.ASK_HUMAN,
     Category.APPROVAL_REQUIRED: Action.ASK_HUMAN,
@@ -206,9 +208,6 @@ class ChecksConfig(_Strict):
     judge: JudgeConfig = JudgeConfig()
 
 
-class ToolOverride(_Strict):
-    """Per-tool policy: approval, no repairs, stricter or looser actions, extra checks."""
-
 #: An action graded by the finding's confidence: ``{ask_human: 0.9, warn: 0.5}`` asks the human
 #: from 0.9 up, warns from 0.5 up, and allows below. The most severe action whose floor the
 #: confidence reaches wins.
@@ -223,6 +222,9 @@ def graded(rule: ActionRule, confidence: float) -> Action:
     reached = [action for action, floor in rule.items() if confidence >= floor]
     return max(reached, key=lambda a: a.severity, default=Action.ALLOW)
 
+
+class ToolOverride(_Strict):
+    """Per-tool policy: approval, no repairs, stricter or looser actions, extra checks."""
 
     requires_approval: bool = False
     repair: bool = True
@@ -291,13 +293,18 @@ class Policy(_Strict):
         """Version hash of the policy's content: every decision carries it."""
         return hashlib.sha256(canonical_json(self.model_dump(mode="json")).encode()).hexdigest()
 
-    def action_for(self, category: Category, tool: str | None = None) -> Action:
+    def action_for(self, category: Category, tool: str | None = None, confidence: float = 1.0) -> Action:
+        """The action for a finding of ``category`` about ``tool`` with this ``confidence``."""
+        return graded(self.rule_for(category, tool), confidence)
+
+    def rule_for(self, category: Category, tool: str | None = None) -> ActionRule:
+        """The rule for ``category`` as written: an action, or actions graded by confidence."""
         override = self.tools.get(tool or "")
         if override and category in override.actions:
-            return graded(override.actions[category], confidence)
+            return override.actions[category]
         if category is Category.BUDGET_EXHAUSTED and category not in self.actions:
             return self.budgets.on_exhausted
-        return graded(self.actions.get(category, DEFAULT_ACTIONS[category]), confidence)
+        return self.actions.get(category, DEFAULT_ACTIONS[category])
 
     def override(self, tool: str | None) -> ToolOverride:
         return self.tools.get(tool or "") or ToolOverride()
@@ -341,10 +348,6 @@ class Policy(_Strict):
             raise PolicyError(source, line, key, message) from exc
 
 
-class PolicyError(ValueError):
-    """An invalid policy: says which file, which line and which key."""
-
-    def __init__(self, source: str, line: int | None, key: str | None, message: str) -> None:
 def _branch_tag(part: Any) -> bool:
     """A union branch pydantic names in an error's location (``str-enum[Action]``): not a key."""
     return isinstance(part, str) and "[" in part
@@ -361,6 +364,10 @@ def _telling_error(errors: list[Any]) -> Any:
     return next((e for e in errors if not mismatched_shape(e)), errors[0])
 
 
+class PolicyError(ValueError):
+    """An invalid policy: says which file, which line and which key."""
+
+    def __init__(self, source: str, line: int | None, key: str | None, message: str) -> None:
         where = source + (f", line {line}" if line else "")
         what = f"{key}: " if key else ""
         super().__init__(f"{where}: {what}{message}")

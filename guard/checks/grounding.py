@@ -34,6 +34,7 @@ from rapidfuzz import fuzz
 
 from guard.checks import CheckContext
 from guard.checks.derivations import derive
+from guard.checks.risk import risk_of
 from guard.conversation import Conversation
 from guard.models import Finding
 from guard.normalise import (
@@ -421,6 +422,10 @@ def trace(ctx: CheckContext) -> list[tuple[str, Any, GroundingMatch | None]]:
     Leaves it skips (ignored parameters, None, strings that are empty, too short or only
     punctuation) are not listed.
     """
+    return [(leaf.path, leaf.value, match) for leaf, match in _traced(ctx)]
+
+
+def _traced(ctx: CheckContext) -> list[tuple[_Leaf, GroundingMatch | None]]:
     config = ctx.policy.checks.grounding
     if not config.enabled or ctx.spec is None:
         return []
@@ -434,28 +439,35 @@ def trace(ctx: CheckContext) -> list[tuple[str, Any, GroundingMatch | None]]:
     if unmatched and ctx.semantic is not None:
         for i, match in zip(unmatched, _ground_semantically([leaves[i] for i in unmatched], ctx)):
             matches[i] = match
-    return [(leaf.path, leaf.value, match) for leaf, match in zip(leaves, matches)]
+    return list(zip(leaves, matches))
 
 
 def check(ctx: CheckContext) -> list[Finding]:
-    entries = [(path, value) for path, value, match in trace(ctx) if match is None]
+    """An ungrounded-value finding per leaf nothing grounds, its confidence set by what is at
+    stake if the value was invented (``guard.checks.risk``)."""
+    entries = [(leaf, match) for leaf, match in _traced(ctx) if match is None]
     if not entries:
         return []
-    searched = ctx.conversation.grounding_index.searched
-    return [
-        Finding(
-            category=Category.UNGROUNDED_VALUE,
-            check=NAME,
-            message=f"{path.removeprefix('$.')!r} = {value!r} appears nowhere in the conversation "
-            "or earlier tool results",
-            tool=ctx.call.name,
-            path=path,
-            value=value,
-            rule="ungrounded",
-            evidence={"searched": searched},
+    index = ctx.conversation.grounding_index
+    searched = index.searched
+    findings = []
+    for leaf, _ in entries:
+        risk = risk_of(leaf.name, leaf.schemas, leaf.value, index.said.haystack)
+        findings.append(
+            Finding(
+                category=Category.UNGROUNDED_VALUE,
+                check=NAME,
+                message=f"{leaf.path.removeprefix('$.')!r} = {leaf.value!r} appears nowhere in the conversation "
+                "or earlier tool results",
+                tool=ctx.call.name,
+                path=leaf.path,
+                value=leaf.value,
+                rule="ungrounded",
+                evidence={"searched": searched, "risk": risk.level, "risk_reason": risk.reason},
+                confidence=risk.confidence,
+            )
         )
-        for path, value in entries
-    ]
+    return findings
 
 
 def nearest(value: Any, index: GroundingIndex) -> dict[str, Any]:

@@ -1,0 +1,105 @@
+"""Risk: what is at stake when a value nobody stated reaches a tool.
+
+Whether an unstated value is acceptable depends on what the parameter holds. An invented account
+number, recipient, e-mail address, amount of money, password or file path sends money, mail or
+data to the wrong place: such values must be stated by the user or come from a tool result. A
+quantity, a score, a count or a short description is something a model may work out, convert or
+summarise from what was said: when it is not found word for word, that is weak evidence of
+invention. Everything else sits in between.
+
+``risk_of`` reads the parameter's name, its schema (format, type, description) and the value, and
+returns one of three levels with the reason; the grounding check turns it into the finding's
+``confidence``, which a graded policy action reads (``ungrounded_value: {ask_human: 0.9, warn:
+0.5}``). The word tables below are the one place these kinds are listed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from guard.registry import name_words
+
+Level = Literal["consequential", "ordinary", "derivable"]
+
+#: How sure the grounding check is that an unfound value was invented, by what is at stake.
+CONFIDENCE: dict[Level, float] = {"consequential": 0.95, "ordinary": 0.9, "derivable": 0.6}
+
+#: Parameter words naming a value that identifies, authenticates, addresses, pays or locates:
+#: it must be stated or come from a tool result.
+_CONSEQUENTIAL_WORDS = frozenset(
+    """
+    id ids identifier identifiers uuid guid key token secret password passcode passphrase pin otp
+    account accounts iban swift bic routing card cvv ssn passport license licence
+    email emails mail phone phones mobile telephone tel fax username usernames login handle
+    recipient recipients receiver payee beneficiary attendee attendees invitee invitees participant
+    participants assignee owner contact contacts
+    amount price cost fee fees payment salary balance budget refund deposit withdrawal
+    path paths file files filename directory folder url uri link endpoint host hostname domain ip
+    address wallet ticker isbn sku barcode serial
+    """.split()
+)
+#: JSON Schema formats of the same kinds.
+_CONSEQUENTIAL_FORMATS = frozenset({"email", "idn-email", "uri", "url", "iri", "uri-reference", "uuid", "ipv4", "ipv6", "hostname", "idn-hostname"})
+
+#: Parameter words naming a measure, a count or a rating: a model may derive, convert or estimate it.
+_DERIVABLE_WORDS = frozenset(
+    """
+    age size length width height depth weight mass distance duration radius diameter area volume
+    speed velocity acceleration temperature pressure energy power force frequency angle delay
+    interval rate ratio percentage percent score rating level severity intensity priority scale
+    factor threshold growth degree degrees
+    """.split()
+)
+#: Parameter words naming descriptive text: a summary of what was said, in the model's words.
+_DESCRIPTIVE_WORDS = frozenset(
+    """
+    description describe details detail summary notes note comment comments reason reasons
+    behavior behaviors behaviour behaviours goal goals objective objectives analysis criteria
+    feedback preferences preference interests context situation concerns
+    """.split()
+)
+
+_IDENTIFIER_LIKE = re.compile(r"(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[A-Za-z0-9][\w.:/@#-]{2,}")
+_EMAIL_LIKE = re.compile(r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}")
+
+
+@dataclass(frozen=True)
+class Risk:
+    level: Level
+    reason: str
+
+    @property
+    def confidence(self) -> float:
+        return CONFIDENCE[self.level]
+
+
+def risk_of(name: str, schemas: Iterable[dict[str, Any]], value: Any, said: str = "") -> Risk:
+    """What is at stake if ``value`` for parameter ``name`` (described by ``schemas``) was invented;
+    ``said`` is what the user and system said (a summary must echo it to count as derivable)."""
+    schemas = [s for s in schemas if isinstance(s, dict)]
+    words = set(name_words(name).split())
+    formats = {str(s.get("format")) for s in schemas if s.get("format")}
+    if hit := words & _CONSEQUENTIAL_WORDS:
+        return Risk("consequential", f"the parameter names {sorted(hit)[0]!r}: it must be stated or come from a tool result")
+    if hit := formats & _CONSEQUENTIAL_FORMATS:
+        return Risk("consequential", f"the value is {sorted(hit)[0]!r}: it must be stated or come from a tool result")
+    if isinstance(value, str) and (_EMAIL_LIKE.fullmatch(value.strip()) or _IDENTIFIER_LIKE.fullmatch(value.strip())):
+        return Risk("consequential", "the value looks like an identifier: it must be stated or come from a tool result")
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and words & _DERIVABLE_WORDS:
+        return Risk("derivable", "a measure, count or rating a model may compute, convert or estimate")
+    if isinstance(value, str) and len(value.split()) >= 2 and words & _DESCRIPTIVE_WORDS and _echoes(value, said):
+        return Risk("derivable", "descriptive text in the model's words, echoing what was said")
+    return Risk("ordinary", "a value the user would normally state")
+
+
+def _stems(text: str) -> set[str]:
+    return {w[:5] for w in re.findall(r"[a-z]{4,}", text.lower())}
+
+
+def _echoes(value: str, said: str) -> bool:
+    """Whether a summary shares a content word (by its first five letters) with what was said: a
+    description in the model's words, not a reference to something never said ("that one")."""
+    return bool(_stems(value) & _stems(said))

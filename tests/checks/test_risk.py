@@ -1,0 +1,76 @@
+"""What is at stake when a value nobody stated reaches a tool (guard.checks.risk), and how the
+default policy acts on it: consequential and ordinary values are asked about, derivable ones warn."""
+
+from __future__ import annotations
+
+import pytest
+
+from guard import Guard
+from guard.checks.risk import risk_of
+from guard.taxonomy import Action
+
+
+@pytest.mark.parametrize(
+    ("name", "schema", "value"),
+    [
+        ("account_id", {"type": "string"}, "ACC-7781"),
+        ("to", {"type": "string", "format": "email"}, "anna@example.com"),
+        ("amount", {"type": "number"}, 250),
+        ("recipients", {"type": "array"}, "Bob Lee"),
+        ("filePath", {"type": "string"}, "/home/me/report.pdf"),
+        ("order", {"type": "string"}, "ORD-2024-118"),  # the value itself looks like an identifier
+        ("password", {"type": "string"}, "hunter two"),
+    ],
+)
+def test_identifiers_contacts_money_and_paths_are_consequential(name, schema, value):
+    assert risk_of(name, [schema], value).level == "consequential"
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "said"),
+    [
+        ("temperature", 21.5, "make the living room a bit warmer"),
+        ("severity", 3, "my headache is moderate"),
+        ("receptionDelay", 1200, "the signal arrives a bit later than sent"),
+        ("speedKmh", 88.5, "I drove 55 miles per hour"),
+        ("reason", "parcel delivered late", "my parcel came two days late"),
+    ],
+)
+def test_measures_ratings_and_summaries_of_what_was_said_are_derivable(name, value, said):
+    assert risk_of(name, [{}], value, said).level == "derivable"
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "said"),
+    [
+        ("passengers", 3, "book me a flight to Rome"),  # a count of what is acted on: stated
+        ("quantity", 5, "order some printer paper"),
+        ("year", 2023, "show me the sales report"),  # a date part: stated
+        ("reason", "the same as last time", "cancel my appointment"),  # a reference, not a summary
+        ("notes", "bring the blue folder", "schedule a meeting with Ann"),  # nothing said echoes it
+        ("keyword", "that one", "search the catalogue"),
+        ("city", "Paris", "what's the weather like"),
+    ],
+)
+def test_counts_dates_references_and_unsaid_text_are_ordinary(name, value, said):
+    assert risk_of(name, [{}], value, said).level == "ordinary"
+
+
+TOOLS = [
+    {"name": "set_thermostat", "description": "Set the heating to a temperature in Celsius.",
+     "parameters": {"type": "object", "properties": {"temperature": {"type": "number"}}, "required": ["temperature"]}},
+    {"name": "transfer_money", "description": "Send money to an account.",
+     "parameters": {"type": "object", "properties": {"to_account": {"type": "string"}, "amount": {"type": "number"}},
+                    "required": ["to_account", "amount"]}},
+]
+
+
+def test_the_default_policy_warns_on_a_derived_measure_and_asks_about_an_unstated_amount():
+    guard = Guard(TOOLS)
+    warmer = guard.check({"name": "set_thermostat", "args": {"temperature": 22}, "id": "c1"},
+                         [{"role": "user", "content": "Make it a bit warmer in here."}])
+    assert warmer.action is Action.WARN and warmer.warnings[0].evidence["risk"] == "derivable"
+    paid = guard.check({"name": "transfer_money", "args": {"to_account": "DE12", "amount": 500}, "id": "c2"},
+                       [{"role": "user", "content": "Pay my rent to DE12."}])
+    assert paid.action is Action.ASK_HUMAN and paid.missing == ["amount"]
+    assert paid.findings[0].confidence == 0.95
