@@ -1,5 +1,8 @@
 # The guard HTTP service: FastAPI under uvicorn, Prometheus metrics on /metrics, OTLP traces.
-# Build:  docker build -t guard .          Run:  docker run -p 8080:8080 guard
+# Build:  docker build -t guard .
+# Run:    docker run -p 8080:8080 -e GUARD_API_TOKEN="$(openssl rand -hex 32)" guard
+# It listens on 0.0.0.0, so `guard serve` refuses to start without GUARD_API_TOKEN; to run it open
+# deliberately (a private network, a sidecar), append the flag: docker run ... guard --insecure
 # Installs the extras service, telemetry and redis only: the `semantic` extra (torch,
 # sentence-transformers) is deliberately left out, and the build fails if torch slips in.
 FROM python:3.11-slim
@@ -41,4 +44,5 @@ EXPOSE 8080
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
   CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8080/healthz', timeout=3)"]
 
+# Arguments after the image name are appended (--insecure, --workers 2, --policy ...).
 ENTRYPOINT ["guard", "serve", "--host", "0.0.0.0", "--port", "8080"]

@@ -28,14 +28,28 @@ def demo() -> None:
 
 @app.command()
 def serve(
-    host: str = typer.Option("127.0.0.1", help="address to bind"),
-    port: int = typer.Option(8080, help="port to listen on"),
+    host: str = typer.Option("127.0.0.1", help="address to bind; beyond loopback it needs GUARD_API_TOKEN or --insecure"),
+    port: int = typer.Option(8080, min=0, max=65535, help="port to listen on"),
     workers: int = typer.Option(1, min=1, help="worker processes; metrics are summed across them"),
+    policy: Path | None = typer.Option(None, help="policy YAML file (default: GUARD_POLICY, else the built-in defaults)"),
+    insecure: bool = typer.Option(
+        False, "--insecure", help="listen beyond loopback without GUARD_API_TOKEN: /v1/* then answers anyone"
+    ),
 ) -> None:
-    """Run the HTTP service (extras: service, telemetry; redis when GUARD_REDIS_URL is set)."""
+    """Run the HTTP service (extras: service, telemetry; redis when GUARD_REDIS_URL is set).
+
+    /v1/* needs "Authorization: Bearer $GUARD_API_TOKEN" when the token is set; without one the service only listens on a loopback address, unless --insecure is given."""
+    from guard.service import InsecureBindError
     from guard.service import serve as run
 
-    run(host=host, port=port, workers=workers)
+    try:
+        run(host=host, port=port, workers=workers, policy=policy, insecure=insecure)
+    except InsecureBindError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    except PolicyError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
 
 
 @policy_app.command("show")

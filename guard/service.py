@@ -25,18 +25,21 @@ the policy's per-tool overrides always do), the ``OTEL_*`` variables (tracing) a
 from __future__ import annotations
 
 import base64
+import hashlib
+import ipaddress
 import json
+import logging
 import os
 import re
 import secrets
 import shutil
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +61,7 @@ try:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError(f"guard.service needs FastAPI ({exc.name} is missing): pip install 'guard[service]'") from exc
+from cachetools import LRUCache, cached
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from guard.budgets import GuardState
@@ -83,6 +87,7 @@ from guard.state import (
 from guard.state.base import Clock, PageCursor, approval_key
 from guard.state.config import BackendErrorMode
 from guard.taxonomy import TOOL_ERROR_CATEGORIES, Action, Category
+from guard.text_hygiene import TextCheckedRoute, json_response
 from guard.telemetry import (
     EscalationOutcome,
     Telemetry,
@@ -96,6 +101,12 @@ POLICY_ENV = "GUARD_POLICY"
 TOKEN_ENV = "GUARD_API_TOKEN"
 METRIC_TOOLS_ENV = "GUARD_METRIC_TOOLS"
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+REGISTRY_CACHE_ENV = "GUARD_REGISTRY_CACHE_BYTES"
+_log = logging.getLogger(__name__)
+#: The tool-registry cache's budget per app (so per worker process), in estimated bytes of what
+#: the registries hold. With it full after 330 distinct 0.88 MB tool lists a worker measured 266 MB
+#: RSS (740 MB with the earlier 256-entry cache), under the manifests' 512 Mi limit.
+DEFAULT_REGISTRY_CACHE_BYTES = 64 * 2**20
 
 _OUTCOMES: dict[str, EscalationOutcome] = {
     "answer": "answered",
@@ -231,7 +242,16 @@ class _Service:
     """What the endpoints do, apart from HTTP. Store answers pass through a ``ResilientStore``
     whose error hook counts the metric and notes the operation for the current request."""
 
-    def __init__(self, policy: Policy, store: StateStore, telemetry: Telemetry, clock: Clock, retry_ttl: float) -> None:
+    def __init__(
+        self,
+        policy: Policy,
+        store: StateStore,
+        telemetry: Telemetry,
+        clock: Clock,
+        retry_ttl: float,
+        registry_cache_bytes: int = 0,
+    ) -> None:
+        self.registries = _Registries(registry_cache_bytes or DEFAULT_REGISTRY_CACHE_BYTES)
         self.policy, self.telemetry, self.clock, self.retry_ttl = policy, telemetry, clock, retry_ttl
         #: The optional LLM judge (``checks.judge``), one for every request: its cap and cache span them.
         self.judge = judge_for(None, policy)
@@ -258,7 +278,7 @@ class _Service:
     # -- check ------------------------------------------------------------------------------------
 
     def check(self, request: CheckRequest, headers: Mapping[str, str]) -> CheckResponse:
-        registry = _registry(request.tools)
+        registry = self.registries(request.tools)
         call = ToolCall.from_any(request.call.model_dump())
         conversation = Conversation.from_messages([m.model_dump(exclude_none=True) for m in request.messages])
         parent = extract_context(headers)
@@ -545,18 +565,54 @@ def _chain(*hooks: Callable[[str, Exception], None] | None) -> Callable[[str, Ex
     return call_all
 
 
-def _registry(tools: list[dict[str, Any]]) -> ToolRegistry:
+class _Registries:
     """The request's tools, as a registry of its own (the circuit breaker may mark tools
     unavailable for this request). Agents send the same tool list with every call, so the
-    normalised registry is cached by the list's content and copied."""
-    key = json.dumps(tools, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return _normalised_registry(key).copy()
+    normalised registry is cached, keyed by the SHA-256 of the list's canonical JSON, and copied.
+
+    The cache is bounded in bytes, not entries (``registry_cache_bytes``): each entry counts the
+    estimated memory of its registry (``_registry_bytes``); least recently used out first, and a
+    list larger than the whole budget is used without being kept. Handlers run in a threadpool:
+    the lock covers lookups and insertions, not the building of a registry."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.cache: LRUCache[str, tuple[ToolRegistry, int]] = LRUCache(maxsize=max_bytes, getsizeof=lambda e: e[1])
+        self.lock = threading.Lock()
+        self._normalised = cached(self.cache, key=_digest, lock=self.lock)(_normalised_registry)
+
+    def __call__(self, tools: list[dict[str, Any]]) -> ToolRegistry:
+        key = json.dumps(tools, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+        registry, _ = self._normalised(key)
+        return registry.copy()
 
 
-@lru_cache(maxsize=256)
-def _normalised_registry(tools_json: str) -> ToolRegistry:
-    """A description that cannot be normalised is a 422 naming the tool (not cached: it raises)."""
+def _registry_bytes(tools_json: str, tools: list[Any]) -> int:
+    """An upper estimate of what the registry normalised from ``tools`` holds: per character of its
+    JSON, per JSON value (each dict entry counts once more, for its key) and per tool, plus a fixed
+    part. Fitted with tracemalloc on lists from 2 to 1000 tools and from 16 KB to 0.9 MB of JSON
+    (one 0.9 MB description: 2.0 bytes per character; 1000 bare names: 530 bytes per tool; 50
+    integer parameters per tool: ~41 bytes per value beyond 2 per character): it lies 1x to 2.5x above."""
+    values, stack = 0, [tools]
+    while stack:
+        item = stack.pop()
+        values += 1
+        if isinstance(item, dict):
+            values += len(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return 3 * len(tools_json) + 64 * values + 1024 * len(tools) + 16 * 1024
+
+
+def _digest(tools_json: str) -> str:
+    return hashlib.sha256(tools_json.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _normalised_registry(tools_json: str) -> tuple[ToolRegistry, int]:
+    """The registry and its estimated size. A description that cannot be normalised is a 422
+    naming the tool (not cached: it raises)."""
     tools = json.loads(tools_json)
+    size = _registry_bytes(tools_json, tools)
     registry = ToolRegistry()
     for i, tool in enumerate(tools):
         try:
@@ -573,7 +629,7 @@ def _normalised_registry(tools_json: str) -> ToolRegistry:
                     }
                 ]
             ) from exc
-    return registry
+    return registry, size
 
 
 # -- HTTP ----------------------------------------------------------------------------------------
@@ -592,7 +648,7 @@ class _BearerToken:
         scheme, _, given = header.partition(" ")
         if scheme.lower() != "bearer" or not given.strip():
             detail = f"missing bearer token: send 'Authorization: Bearer <token>' (the service's {TOKEN_ENV})"
-        elif not secrets.compare_digest(given.strip().encode(), self.token.encode()):
+        elif not secrets.compare_digest(given.strip().encode("latin-1"), self.token.encode()):
             detail = "invalid bearer token"
         else:
             return await self.app(scope, receive, send)
@@ -648,21 +704,29 @@ def create_app(
     *,
     state_config: StateConfig | None = None,
     clock: Clock = time.time,
+    registry_cache_bytes: int | None = None,
 ) -> FastAPI:
     """The guard's HTTP API.
 
     Defaults: the policy at ``GUARD_POLICY`` (else ``Policy()``), ``make_store`` of the policy's
     ``state`` section (fail-open or fail-closed is the policy's choice),
     (Redis when ``GUARD_REDIS_URL`` is set), the token in ``GUARD_API_TOKEN`` (none: open; ``""``
-    turns it off). ``clock`` dates escalations: give the store's clock when it is not the real one.
+    turns it off; surrounding whitespace, such as the newline of a token read from a file, is not
+    part of it, so a token that is only whitespace is none). ``clock`` dates escalations: give the
+    store's clock when it is not the real one. ``registry_cache_bytes`` bounds the tool-registry
+    cache (default ``GUARD_REGISTRY_CACHE_BYTES``, else ``DEFAULT_REGISTRY_CACHE_BYTES``).
     """
     policy = load_policy(policy if policy is not None else os.environ.get(POLICY_ENV) or None)
     state_config = state_config or policy.state
     if telemetry is None:
         named = [t.strip() for t in os.environ.get(METRIC_TOOLS_ENV, "").split(",") if t.strip()]
         telemetry = Telemetry(known_tools=[*policy.tools, *named])
-    service = _Service(policy, store or make_store(state_config), telemetry, clock, state_config.retry_ttl_seconds)
-    token = token if token is not None else os.environ.get(TOKEN_ENV)
+    if registry_cache_bytes is None:
+        registry_cache_bytes = _env_bytes(REGISTRY_CACHE_ENV, DEFAULT_REGISTRY_CACHE_BYTES)
+    service = _Service(
+        policy, store or make_store(state_config), telemetry, clock, state_config.retry_ttl_seconds, registry_cache_bytes
+    )
+    token = configured_token(token)
 
     app = FastAPI(
         title="guard",
@@ -671,7 +735,8 @@ def create_app(
     )
     # Declares the scheme in the OpenAPI document; _BearerToken enforces it when a token is set.
     bearer = HTTPBearer(auto_error=False, description=f"required when the service has {TOKEN_ENV} set")
-    v1 = APIRouter(prefix="/v1", dependencies=[Security(bearer)], responses=_ERRORS)
+    # TextCheckedRoute: NUL, lone surrogates and non-finite numbers are a 422 before any endpoint runs.
+    v1 = APIRouter(prefix="/v1", dependencies=[Security(bearer)], responses=_ERRORS, route_class=TextCheckedRoute)
 
     @v1.post("/check", response_model=CheckResponse)
     def check(body: CheckRequest, request: Request) -> CheckResponse:
@@ -739,17 +804,46 @@ def create_app(
     @app.exception_handler(StarletteHTTPException)
     async def undecodable_body(request: Request, exc: StarletteHTTPException) -> Response:
         """FastAPI answers a body that is not UTF-8 with a bare 400; to a client it is malformed
-        JSON like any other, so it gets the same 422."""
+        JSON like any other, so it gets the same 422. A detail that cannot be written as UTF-8
+        JSON as it is (a lone surrogate) is written with U+FFFD in its place, never a 500."""
         if exc.status_code == 400 and isinstance(exc.__cause__, UnicodeDecodeError):
             message = f"the body is not UTF-8 JSON: {exc.__cause__}"
             error = {"type": "json_invalid", "loc": ["body"], "msg": message, "input": None}
-            return JSONResponse({"detail": [error]}, status_code=422)
-        return await http_exception_handler(request, exc)
+            return json_response({"detail": [error]}, 422)
+        try:
+            return await http_exception_handler(request, exc)
+        except ValueError:  # UnicodeEncodeError, or a non-finite float in the detail
+            return json_response({"detail": exc.detail}, exc.status_code, getattr(exc, "headers", None))
 
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> Response:
+        """FastAPI's 422, rendered so that it never raises: an echoed ``input`` holding a lone
+        surrogate or a non-finite number is written with U+FFFD or null in its place."""
+        return json_response({"detail": exc.errors()}, 422)
+
+    app.state.registries = service.registries  # the tool-registry cache, for inspection
     app.add_middleware(_BodyLimit, max_bytes=max_body_bytes)
     if token:
         app.add_middleware(_BearerToken, token=token)  # added last: runs first
     return app
+
+
+def configured_token(token: str | None = None) -> str | None:
+    """The bearer token the service requires: ``token``, else ``GUARD_API_TOKEN``, without the
+    whitespace around it (clients strip theirs, and a token read from a file ends with a newline);
+    None when nothing is left: no authentication."""
+    raw = token if token is not None else os.environ.get(TOKEN_ENV, "")
+    return raw.strip() or None
+
+
+def _env_bytes(name: str, default: int) -> int:
+    """A positive byte count from the environment (plain digits), or ``default`` when unset."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"{name}={raw!r}: expected a positive number of bytes, e.g. {default}")
+    return int(raw)
 
 
 def app_from_env() -> FastAPI:
@@ -765,17 +859,67 @@ def write_openapi(path: str | Path) -> None:
     Path(path).write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def serve(host: str = "127.0.0.1", port: int = 8080, workers: int = 1) -> None:
+class InsecureBindError(RuntimeError):
+    """``serve`` was asked to listen beyond loopback with no token and without ``insecure``."""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` only accepts local connections: ``localhost``, 127.0.0.0/8 or ::1. Any
+    other name may resolve to a public address, and ``""``, ``0.0.0.0`` and ``::`` are every address."""
+    host = host.strip().strip("[]")
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    workers: int = 1,
+    *,
+    policy: str | Path | None = None,
+    insecure: bool = False,
+) -> None:
     """Run the service with uvicorn. With several workers and no ``PROMETHEUS_MULTIPROC_DIR`` a
-    fresh one is made, so ``/metrics`` reports every worker (see ``guard.telemetry``)."""
+    fresh one is made, so ``/metrics`` reports every worker (see ``guard.telemetry``).
+
+    Without a token (``GUARD_API_TOKEN``) it only listens on a loopback address: anything else
+    raises ``InsecureBindError`` unless ``insecure``. ``policy`` is validated here (a ``PolicyError``
+    names the file, line and key) and given to the workers as ``GUARD_POLICY``. One log line says
+    where it listens and whether ``/v1/*`` needs the token."""
     import uvicorn
 
+    authenticated = configured_token() is not None
+    where = f"http://{f'[{host}]' if ':' in host else host}:{port}"
+    if not authenticated and not insecure and not is_loopback(host):
+        raise InsecureBindError(
+            f"refusing to serve {where} without authentication: anyone who can reach it could use /v1/*. "
+            f"Set {TOKEN_ENV} (e.g. export {TOKEN_ENV}=$(openssl rand -hex 32)), listen on a loopback "
+            "address (--host 127.0.0.1), or pass --insecure to serve it open deliberately."
+        )
+    if policy is not None:
+        load_policy(policy)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s:     %(name)s: %(message)s")
+    if authenticated:
+        _log.info("guard listening on %s (%d worker(s)); auth on: /v1/* needs the bearer token in %s", where, workers, TOKEN_ENV)
+    else:
+        _log.warning("guard listening on %s (%d worker(s)); auth OFF: /v1/* answers anyone (no %s)", where, workers, TOKEN_ENV)
+    saved = {name: os.environ.get(name) for name in (MULTIPROC_ENV, POLICY_ENV)}
     made = None
     if workers > 1 and not os.environ.get(MULTIPROC_ENV):
         made = os.environ[MULTIPROC_ENV] = tempfile.mkdtemp(prefix="guard-metrics-")
+    if policy is not None:
+        os.environ[POLICY_ENV] = str(Path(policy).resolve())
     try:
         uvicorn.run("guard.service:app_from_env", factory=True, host=host, port=port, workers=workers)
     finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         if made is not None:
-            del os.environ[MULTIPROC_ENV]
             shutil.rmtree(made, ignore_errors=True)
