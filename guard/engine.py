@@ -20,7 +20,7 @@ from guard.checks import CheckContext, action, arguments, availability, batch, g
 from guard.checks.preflight import Preflight
 from guard.conversation import Conversation
 from guard.models import Decision, Finding, ToolCall
-from guard.policy import Policy, PolicyError, load_policy
+from guard.policy import Policy, PolicyError, graded, load_policy
 from guard.registry import ToolRegistry
 from guard import repairs
 from guard.taxonomy import MISSING_INFORMATION, Action, Category
@@ -184,7 +184,7 @@ class Guard:
         """Whether the policy stops a call over a finding (rated as ``_decide`` rates it): the judge
         is asked only about such findings, an answer about the others would change nothing."""
         early = self.policy.checks.preflight.actions if stage == "preflight" else {}
-        return lambda f: not (early.get(f.category) or self._action_of(f, tool, approved)).runs
+        return lambda f: not self._rate(f, early, tool, approved).runs
 
     # -- checks -> findings -------------------------------------------------------------------
 
@@ -247,7 +247,7 @@ class Guard:
         yet: the preflight's own actions come first, and no approval is asked for."""
         policy, tool = self.policy, call.name
         early = policy.checks.preflight.actions if stage == "preflight" else {}
-        rated = [(f, early.get(f.category) or self._action_of(f, tool, approved)) for f in findings]
+        rated = [(f, self._rate(f, early, tool, approved)) for f in findings]
         action = max((a for _, a in rated), key=lambda a: a.severity, default=Action.ALLOW)
         if stage == "call" and action.runs and policy.override(tool).requires_approval and not approved:
             approval = Finding(
@@ -287,6 +287,13 @@ class Guard:
             decision.escalation_kind = _escalation_kind(driving)
             decision.repaired_call = repaired
         return decision
+
+    def _rate(self, finding: Finding, early: dict[Category, Any], tool: str | None, approved: bool) -> Action:
+        """The action for one finding: the preflight's own rule first (at that stage), graded by
+        the finding's confidence like the policy's."""
+        if finding.category in early:
+            return graded(early[finding.category], finding.confidence)
+        return self._action_of(finding, tool, approved)
 
     def _action_of(self, finding: Finding, tool: str | None, approved: bool) -> Action:
         if finding.repair is not None:

@@ -134,6 +134,7 @@ def _assess(conversation: Conversation, registry: ToolRegistry, policy: Policy, 
     found: dict[str, Found] = {}
     findings: list[Finding] = []
     needed = _needed(conversation, registry, semantic, best.name, config.min_relevance)
+    steps = split_request(latest) if len(needed) > 1 else []
     for name, parts in needed.items():
         spec = registry.get(name)
         assert spec is not None  # only registered tools are ranked
@@ -148,6 +149,8 @@ def _assess(conversation: Conversation, registry: ToolRegistry, policy: Policy, 
         if name != best.name and any(_REFERS_BACK.search(p) for p in parts):
             # "and the sunrise times for this location": its values come from the step before
             problems = [f for f in problems if f.category is not Category.MISSING_ARGUMENT]
+        if parts and steps and all(steps.index(p) > 0 for p in parts if p in steps):
+            problems = [_later_step(f) for f in problems]
         findings += problems
         if name == best.name:
             found = values
@@ -156,6 +159,19 @@ def _assess(conversation: Conversation, registry: ToolRegistry, policy: Policy, 
     findings += _unmentioned_providers(latest, known, vocabulary.parameters, read | vocabulary.members)
     args = {path.removeprefix("$."): f for path, f in found.items() if f.value is not None}
     return Preflight(best.name, best.score, ranking, args, findings)
+
+
+#: How sure the preflight is that a value a later step of a multi-step request needs is missing:
+#: an earlier step's tool result may well supply it ("find a dog breed, then show a picture of it").
+LATER_STEP_CONFIDENCE = 0.6
+
+
+def _later_step(finding: Finding) -> Finding:
+    """A missing value of a tool that serves a later step of the request, with lower confidence."""
+    if finding.category is not Category.MISSING_ARGUMENT:
+        return finding
+    evidence = {**finding.evidence, "later_step": True}
+    return finding.model_copy(update={"confidence": min(finding.confidence, LATER_STEP_CONFIDENCE), "evidence": evidence})
 
 
 #: A service named as where the request is to be done: "on Kucoin", "using Robohash", "via OKX",

@@ -74,3 +74,33 @@ def test_the_default_policy_warns_on_a_derived_measure_and_asks_about_an_unstate
                        [{"role": "user", "content": "Pay my rent to DE12."}])
     assert paid.action is Action.ASK_HUMAN and paid.missing == ["amount"]
     assert paid.findings[0].confidence == 0.95
+
+
+def test_a_value_a_later_step_needs_is_missing_with_less_confidence_and_a_graded_preflight_warns():
+    """"Find a dog breed, then show me a picture of it": the picture tool's breed may come from the
+    first step's result. Its missing value carries confidence 0.6; a graded preflight rule warns."""
+    tools = [
+        {"name": "list_breeds", "description": "List every dog breed.", "parameters": {"type": "object", "properties": {}}},
+        {"name": "random_image_by_breed", "description": "A random picture of a dog of a breed.",
+         "parameters": {"type": "object", "properties": {"breed": {"type": "string"}}, "required": ["breed"]}},
+    ]
+    said = [{"role": "user", "content": "List all the dog breeds, then show me a random picture of a dog of one breed."}]
+    plain = Guard(tools).preflight(said)
+    later = [f for f in plain.findings if f.category.value == "missing_argument"]
+    assert later and all(f.confidence == 0.6 and f.evidence["later_step"] for f in later)
+    assert plain.action is Action.ASK_HUMAN  # the default preflight rule is not graded
+    graded_policy = {"checks": {"preflight": {"actions": {"missing_argument": {"ask_human": 0.9, "warn": 0.5}}}}}
+    assert Guard(tools, graded_policy).preflight(said).action is Action.WARN
+
+
+def test_the_first_step_and_a_single_request_keep_full_confidence():
+    tools = [
+        {"name": "random_image_by_breed", "description": "A random picture of a dog of a breed.",
+         "parameters": {"type": "object", "properties": {"breed": {"type": "string"}}, "required": ["breed"]}},
+        {"name": "list_breeds", "description": "List every dog breed.", "parameters": {"type": "object", "properties": {}}},
+    ]
+    for text in ["Show me a random picture of a dog of some breed.",
+                 "Show me a random picture of a dog of one breed, then list all the dog breeds."]:
+        missing = [f for f in Guard(tools).preflight([{"role": "user", "content": text}]).findings
+                   if f.category.value == "missing_argument"]
+        assert missing and all(f.confidence == 1.0 for f in missing), text
