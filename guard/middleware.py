@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from os import PathLike
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -40,7 +41,7 @@ from guard.execution import (
 )
 from guard.models import Decision, Finding, ToolCall
 from guard.node import log_observed
-from guard.policy import load_policy
+from guard.policy import Policy, load_policy
 from guard.registry import ToolRegistry
 
 _log = logging.getLogger("guard.middleware")
@@ -51,7 +52,9 @@ class GuardMiddleware(AgentMiddleware):
 
     ``tools`` defaults to the agent's own tools, read from the first request; pass them (or a
     ``guard``) to check against a registry of your own. The policy (a path, a dict or a
-    ``Policy``) is loaded here, at construction, never on the agent's event loop. ``telemetry`` (a
+    ``Policy``) is loaded at construction; a path given inside a running event loop (an async app
+    building its agent) is read at the first ``awrap_tool_call`` in a worker thread, so the file is
+    never read on the event loop. ``telemetry`` (a
     ``guard.telemetry.Telemetry``) adds a ``guard.check`` span and metrics per call.
     """
 
@@ -66,21 +69,42 @@ class GuardMiddleware(AgentMiddleware):
         asleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         super().__init__()
-        self._policy = guard.policy if guard is not None else load_policy(policy)
-        self._guard = guard or (Guard(tools, self._policy) if tools is not None else None)
+        self._policy_source = policy
+        self._policy: Policy | None = guard.policy if guard is not None else None
+        if self._policy is None and not (isinstance(policy, (str, PathLike)) and _on_an_event_loop()):
+            self._policy = load_policy(policy)
+        # Built inside a coroutine (an async app making its agent), a policy file is read at the
+        # first awrap_tool_call, in a worker thread: never a blocking read on the event loop.
+        self._guard = guard or (Guard(tools, self._policy) if tools is not None and self._policy is not None else None)
+        self._tools = tools
         self.telemetry = telemetry
         self._sleep, self._asleep = sleep, asleep
 
     @property
     def observing(self) -> bool:
         """The policy's ``mode: observe``: check and record, change nothing."""
-        return self._policy.mode == "observe"
+        return self.policy.mode == "observe"
+
+    @property
+    def policy(self) -> Policy:
+        """The policy, read now if it was not read yet (``apolicy`` reads it off the event loop)."""
+        if self._policy is None:
+            self._policy = load_policy(self._policy_source)
+        return self._policy
+
+    async def apolicy(self) -> Policy:
+        if self._policy is None:
+            self._policy = await asyncio.to_thread(load_policy, self._policy_source)
+        return self._policy
 
     def guard_for(self, request: Any) -> Guard:
         """The engine, built from the agent's tools the first time they are seen."""
         if self._guard is None:
             tools = list(getattr(request.runtime, "tools", None) or ([request.tool] if request.tool else []))
-            self._guard = Guard(ToolRegistry(tools), self._policy)
+            if self._tools is not None:
+                self._guard = Guard(self._tools, self.policy)
+            else:
+                self._guard = Guard(ToolRegistry(tools), self.policy)
         return self._guard
 
     def _decide(
@@ -142,7 +166,7 @@ class GuardMiddleware(AgentMiddleware):
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         if self.observing:
             self._observe(request)
-            return run_with_backoff(request.tool_call, request, handler, self._policy, on_failure=self._on_failure, observe=True)
+            return run_with_backoff(request.tool_call, request, handler, self.policy, on_failure=self._on_failure, observe=True)
         guard, outcome, left = self._decide(request)
         if isinstance(outcome, ToolMessage):
             return outcome
@@ -153,10 +177,11 @@ class GuardMiddleware(AgentMiddleware):
         return stamp(result, outcome)
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
+        await self.apolicy()
         if self.observing:
             self._observe(request)
             return await arun_with_backoff(
-                request.tool_call, request, handler, self._policy, on_failure=self._on_failure, observe=True
+                request.tool_call, request, handler, self.policy, on_failure=self._on_failure, observe=True
             )
         asked = await aasked_by_this_task() if resuming() else None
         guard, outcome, left = self._decide(request, lambda: asked)
@@ -193,6 +218,14 @@ def _for_the_guard(raw: Any, tool: Any) -> ToolCall:
     if not names & set(call.args):
         return call
     return call.model_copy(update={"args": {k: v for k, v in call.args.items() if k not in names}})
+
+
+def _on_an_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _shared_id(messages: list[Any], call: Any) -> Finding | None:

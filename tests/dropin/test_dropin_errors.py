@@ -172,3 +172,33 @@ def test_the_middleware_reads_its_policy_file_when_built(tmp_path):
     middleware = GuardMiddleware(str(path))
     path.unlink()  # nothing is read later, on the agent's event loop
     assert middleware.observing and middleware._policy.name == "from-file"
+
+
+async def test_a_middleware_built_inside_a_coroutine_reads_its_policy_file_off_the_event_loop(tmp_path, monkeypatch):
+    import threading
+
+    import guard.middleware as module
+
+    path = tmp_path / "policy.yaml"
+    path.write_text("name: from-file\n")
+    readers: list[str] = []
+    real = module.load_policy
+
+    def spy(source: Any) -> Any:
+        readers.append(threading.current_thread().name)
+        return real(source)
+
+    monkeypatch.setattr(module, "load_policy", spy)
+    middleware = GuardMiddleware(str(path))  # an async app building its agent: nothing read yet
+    assert readers == []
+
+    @tool
+    def weather(city: str) -> str:
+        """Current weather in a city."""
+        return f"sunny in {city}"
+
+    agent = create_agent(bindable([call("weather")["messages"][-1]]), [weather], middleware=[middleware])
+    out = await agent.ainvoke({"messages": [HumanMessage("Paris, please")]})
+    assert [m.content for m in out["messages"] if isinstance(m, ToolMessage)] == ["sunny in Paris"]
+    assert middleware.policy.name == "from-file"
+    assert len(readers) == 1 and readers[0] != threading.current_thread().name

@@ -118,7 +118,7 @@ def test_observe_mode_leaves_every_message_as_toolnode_makes_it(case, handle_too
     expected = plain.invoke({"messages": CASES[case]})["messages"]
     got = guarded.invoke({"messages": CASES[case]})["messages"]
     assert fields(got) == fields(expected)
-    assert guarded_log == plain_log  # the same tools ran, as often: no retry, no refusal
+    assert sorted(guarded_log) == sorted(plain_log)  # the same tools ran (in parallel), as often: no retry, no refusal
     assert all("guard" not in m.response_metadata for m in got if isinstance(m, ToolMessage))
     # what the enforcing guard would have done is on record: a refusal, repair or question
     # before the call, or a tool failure after it (which it would have retried)
@@ -183,5 +183,5 @@ def test_observe_middleware_leaves_the_agent_as_it_is(case):
             outcome: Any = fields(agent.invoke({"messages": [CASES[case][0]]})["messages"])
         except Exception as exc:  # create_agent's tool node lets a TimeoutError out: so must the guard
             outcome = repr(exc)
-        runs.append((outcome, log))
+        runs.append((outcome, sorted(log)))  # parallel calls run in any order
     assert runs[1] == runs[0]
