@@ -20,6 +20,8 @@ _TOOL_LIST_LIMIT = 20
 
 
 def _short(value: Any, limit: int = 80) -> str:
+    if isinstance(value, (list, tuple)) and len(value) > limit:
+        value = list(value[:limit])  # its first `limit` members fill more than `limit` characters
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     text = ascii(text)[1:-1] if not text.isprintable() else text
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -26,6 +26,7 @@ from typing import Any
 from rapidfuzz import fuzz
 from rapidfuzz.distance import OSA
 
+from guard import schema as schemas
 from guard.checks import CheckContext
 from guard.checks.arguments import (
     child_path,
@@ -156,10 +157,9 @@ class _Walk:
 
     def enum_case(self, value: str, schema: dict[str, Any], path: str) -> str:
         members = schema.get("enum")
-        if not isinstance(members, list) or value in members:
+        if not isinstance(members, list) or value in schemas.members(members):
             return value
-        key = _enum_key(value)
-        matches = [m for m in members if isinstance(m, str) and _enum_key(m) == key]
+        matches = schemas.derived(members, _enum_index).get(_enum_key(value), [])
         if len(matches) != 1:
             return value
         message = f"{path_label(path)}: {excerpt(value)} corrected to the allowed value {matches[0]!r}"
@@ -334,6 +334,16 @@ _ENUM_SEPARATORS = re.compile(r"[\s_\-]+")
 
 def _enum_key(text: str) -> str:
     return _ENUM_SEPARATORS.sub(" ", text.casefold()).strip()
+
+
+def _enum_index(members: list[Any]) -> dict[str, list[str]]:
+    """An enum's string members by their key, built once per enum (``guard.schema.derived``): an
+    array of values against a long enum would otherwise cost values x members."""
+    index: dict[str, list[str]] = {}
+    for m in members:
+        if isinstance(m, str):
+            index.setdefault(_enum_key(m), []).append(m)
+    return index
 
 
 # ----------------------------------------------------------------------------------------------

@@ -540,7 +540,8 @@ def _value_finding(error: ValidationError, keyword: str, path: str, tool: str) -
         message = f"{label} must be {' or '.join(map(str, _listed(expected)))}, {got}"
     elif keyword in ("enum", "const"):
         allowed = expected if keyword == "enum" else [expected]
-        evidence = {"allowed": encodable(allowed)}
+        # once per enum, not per value: an array of bad values against a long enum is values x members
+        evidence = {"allowed": schemas.derived(expected, encodable) if keyword == "enum" else encodable(allowed)}
         message = f"{label} must be one of {excerpt(allowed)}, {got}"
     elif keyword == "pattern":
         evidence = {"pattern": expected}

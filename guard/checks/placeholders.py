@@ -16,6 +16,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from guard import schema as schemas
 from guard.checks import CheckContext
 from guard.checks.arguments import child_path, encodable, excerpt, path_label
 from guard.models import Finding
@@ -149,7 +150,7 @@ def stand_in_rule(text: str, schema: dict[str, Any] | None) -> str | None:
 
 def _in_enum(value: str, schema: dict[str, Any] | None) -> bool:
     members = schema.get("enum") if schema else None
-    return isinstance(members, list) and value in members
+    return isinstance(members, list) and value in schemas.members(members)  # hashed: values x members otherwise
 
 
 def _is_type_name(text: str, schema: dict[str, Any] | None) -> bool:

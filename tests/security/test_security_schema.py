@@ -398,6 +398,7 @@ def seconds(run: Any) -> float:
     ({"type": "object", "patternProperties": {"^k": {}}, "unevaluatedProperties": False}, lambda n: {f"k{i}": i for i in range(n)}),
     ({"type": "array", "uniqueItems": True}, lambda n: [{"id": i, "tags": [i]} for i in range(n)]),
     ({"type": "object", "patternProperties": {EVIL: {}}, "additionalProperties": {}}, lambda n: {f"{'a' * 20}{i}": i for i in range(n)}),
+    ({"type": "array", "items": {"enum": [f"m{i}" for i in range(8_000)]}}, lambda n: [f"m{i}" for i in range(n)]),
 ])
 def test_keywords_cost_linear_time(subschema: dict[str, Any], instance: Any) -> None:
     """Four times the input costs about four times the time (quadratic would be sixteen)."""
@@ -405,6 +406,21 @@ def test_keywords_cost_linear_time(subschema: dict[str, Any], instance: Any) -> 
     small, large = instance(1_000), instance(4_000)
     assert validator.is_valid(small) and validator.is_valid(large)
     assert seconds(lambda: validator.is_valid(large)) < 10 * seconds(lambda: validator.is_valid(small)) + 0.02
+
+
+def test_many_values_against_a_long_enum_cost_values_plus_members() -> None:
+    """The validator, the enum_case repair, the placeholder check and the feedback each compared
+    every value with every member: 1,000 bad values against 10,000 members took 5.9 s."""
+    long_enum = {"type": "object", "properties": {"xs": {"type": "array", "items": {"enum": [f"m{i}" for i in range(10_000)] + ["New York"]}}}}
+    guard = Guard([tool(long_enum)])
+    start = time.process_time()
+    assert [f for f in guard.check({"name": "lookup", "args": {"xs": ["m9999"] * 5_000}, "id": "c1"}).findings if f.check == "arguments"] == []
+    bad = guard.check({"name": "lookup", "args": {"xs": ["zz"] * 2_000}, "id": "c1"})
+    assert time.process_time() - start < 2.0
+    assert len(bad.findings) == 2_000 and {f.category for f in bad.findings} == {Category.ENUM_VIOLATION}
+    assert bad.findings[0].evidence["allowed"][:2] == ["m0", "m1"]
+    repaired = guard.check({"name": "lookup", "args": {"xs": ["new_york", "M7"]}, "id": "c1"})
+    assert repaired.call_to_run is not None and repaired.call_to_run.args == {"xs": ["New York", "m7"]}
 
 
 def test_unevaluated_keywords_still_find_what_is_unevaluated() -> None:
