@@ -42,6 +42,7 @@ class Suite:
     package: str
     tests: str  # the tests to run, relative to the sdist root
     deps: tuple[str, ...]
+    pytest_args: tuple[str, ...] = ()
 
 
 SUITES = {
@@ -53,6 +54,7 @@ SUITES = {
         "langchain", "langchain", "tests/unit_tests/agents",
         ("pytest-mock", "syrupy>=5,<6", "toml", "blockbuster>=1.5.26,<1.6.0", "langchain-tests>=1.1.9,<2",
          "langchain-openai", "pytest-socket", "pytest-xdist"),
+        ("-n", "auto"),  # 1,200 tests: pytest-xdist, as LangChain runs them
     ),
 }
 
@@ -135,7 +137,7 @@ def run_suite(suite: Suite, mode: str, root: Path, python: Path, workdir: Path, 
         "GUARD_UPSTREAM_POLICY": str(workdir / f"policy-{mode}.yaml"),
     }
     run([str(python), "-m", "pytest", suite.tests, "-p", "guard_upstream_swap", "-p", "no:cacheprovider",
-         "-q", "-o", "addopts=", "--junitxml", str(report), *extra],
+         "-q", "-o", "addopts=", "--junitxml", str(report), *suite.pytest_args, *extra],
         cwd=root, env=env, stdout=subprocess.DEVNULL if not os.environ.get("GUARD_UPSTREAM_VERBOSE") else None)
     return junit(report)
 
