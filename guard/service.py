@@ -105,7 +105,8 @@ REGISTRY_CACHE_ENV = "GUARD_REGISTRY_CACHE_BYTES"
 _log = logging.getLogger(__name__)
 #: The tool-registry cache's budget per app (so per worker process), in estimated bytes of what
 #: the registries hold. With it full after 330 distinct 0.88 MB tool lists a worker measured 266 MB
-#: RSS (740 MB with the earlier 256-entry cache), under the manifests' 512 Mi limit.
+#: RSS (740 MB with the earlier 256-entry cache), under the manifests' 512 Mi limit; the checks'
+#: own caches are bounded by entry counts, not bytes (docs/operations.md, "Memory per worker").
 DEFAULT_REGISTRY_CACHE_BYTES = 64 * 2**20
 
 _OUTCOMES: dict[str, EscalationOutcome] = {
