@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from guard.checks.relevance import STOPWORDS, stem
 from guard.registry import name_words
 
 Level = Literal["consequential", "ordinary", "derivable"]
@@ -53,12 +54,14 @@ _DERIVABLE_WORDS = frozenset(
     factor threshold growth degree degrees
     """.split()
 )
-#: Parameter words naming descriptive text: a summary of what was said, in the model's words.
+#: Parameter words naming descriptive text: a summary of what was said, or the user's question put
+#: to a question-answering or search tool, in the model's words.
 _DESCRIPTIVE_WORDS = frozenset(
     """
     description describe details detail summary notes note comment comments reason reasons
     behavior behaviors behaviour behaviours goal goals objective objectives analysis criteria
     feedback preferences preference interests context situation concerns
+    question questions query prompt instruction instructions
     """.split()
 )
 
@@ -96,10 +99,12 @@ def risk_of(name: str, schemas: Iterable[dict[str, Any]], value: Any, said: str 
 
 
 def _stems(text: str) -> set[str]:
-    return {w[:5] for w in re.findall(r"[a-z]{4,}", text.lower())}
+    return {stem(w) for w in re.findall(r"[a-z]{3,}", text.lower()) if w not in STOPWORDS}
 
 
 def _echoes(value: str, said: str) -> bool:
-    """Whether a summary shares a content word (by its first five letters) with what was said: a
-    description in the model's words, not a reference to something never said ("that one")."""
-    return bool(_stems(value) & _stems(said))
+    """Whether a summary or question in the model's words says mostly what was said: at least half
+    of its content words (by stem) were said. A reference to something never said ("that one",
+    "the same as last time") or a question the user never asked does not."""
+    own = _stems(value)
+    return bool(own) and 2 * len(own & _stems(said)) >= len(own)

@@ -104,3 +104,17 @@ def test_the_first_step_and_a_single_request_keep_full_confidence():
         missing = [f for f in Guard(tools).preflight([{"role": "user", "content": text}]).findings
                    if f.category.value == "missing_argument"]
         assert missing and all(f.confidence == 1.0 for f in missing), text
+
+
+@pytest.mark.parametrize(
+    ("value", "said", "level"),
+    [
+        ("What platforms is this software compatible with?", "can you tell me what platforms the software runs on", "derivable"),
+        ("cheap flights to Lisbon in May", "find me some cheap flights to Lisbon for May", "derivable"),
+        ("the same as last time", "search the catalogue again", "ordinary"),
+        ("cheap hotels in Rome", "what's the weather like tomorrow", "ordinary"),
+        ("what is the refund policy", "tell me about returns", "ordinary"),
+    ],
+)
+def test_a_question_or_query_in_the_models_words_is_derivable_only_when_it_echoes_the_user(value, said, level):
+    assert risk_of("question", [{}], value, said).level == level
