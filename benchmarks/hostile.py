@@ -4,7 +4,9 @@ Each row is one request an attacker controls (the tool schema, the arguments, or
 catastrophic pattern, a pattern only a backtracking engine can run, uniqueItems over thousands of
 objects, keys matched against a catastrophic patternProperties, a remote ``$ref`` to a loopback
 listener (refused at registration: the time is the registration's, and the listener counts the
-connections it got), a ``$ref`` loop, and deep nesting (as JSON text, the way a model sends it).
+connections it got), a ``$ref`` loop, branches that multiply (through shared references: refused
+at registration; with the input's depth: stopped by the step budget), a long enum, and deep
+nesting (as JSON text, the way a model sends it).
 It prints the median and worst wall time of a few runs per row, the median CPU time (what the
 regex budget counts: on a loaded machine wall time stretches) and the outcome; the target is a
 worst below 100 ms.
@@ -67,6 +69,18 @@ def _nested(depth: int) -> Any:
     return value
 
 
+def _fanned(levels: int) -> dict[str, Any]:
+    """Each level an anyOf of two references to the next: 2**levels checks of one value."""
+    defs = {f"d{i}": {"anyOf": [{"$ref": f"#/$defs/d{i + 1}"}, {"$ref": f"#/$defs/d{i + 1}"}]} for i in range(levels)}
+    return {"type": "object", "$defs": {**defs, f"d{levels}": {"type": "integer"}}, "properties": {"x": {"$ref": "#/$defs/d0"}}}
+
+
+def _doubled() -> dict[str, Any]:
+    """Arrays whose items are checked by ``items`` and again by ``contains``: 2**depth checks."""
+    node = {"anyOf": [{"type": "string"}, {"type": "array", "items": {"$ref": "#/$defs/n"}, "contains": {"$ref": "#/$defs/n"}}]}
+    return {"type": "object", "$defs": {"n": node}, "properties": {"v": {"$ref": "#/$defs/n"}}}
+
+
 def _listener() -> tuple[socket.socket, Callable[[], int]]:
     """A loopback listener that never accepts: a connection attempt would sit in its backlog."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -113,6 +127,10 @@ def rows() -> list[tuple[str, Callable[[], str]]]:
         ("uniqueItems, 3,000 objects", _checked(_one("rows", {"type": "array", "uniqueItems": True}), {"rows": objects})),
         ("$ref to a loopback URL (registration)", remote_counted),
         ("$ref loop (registration)", _refused(looped)),
+        ("10,000 values x 10,000-member enum, all wrong", _checked(
+            _one("xs", {"type": "array", "items": {"enum": [f"m{i}" for i in range(10_000)]}}), {"xs": ["zz"] * 10_000})),
+        ("anyOf over shared $refs, 20 deep (registration)", _refused(_fanned(20))),
+        ("items + contains on arrays 30 deep (validation budget)", _checked(_doubled(), {"v": _nested(30)})),
         ("nesting 30 deep", _checked(_one("v", {}), {"v": _nested(30)})),
         ("nesting 100,000 deep (JSON text)", _checked(_one("v", {}), '{"v": ' + "[" * 100_000 + "]" * 100_000 + "}")),
     ]

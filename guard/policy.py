@@ -123,7 +123,10 @@ class ArgumentLimits(_Strict):
     max_bytes: int = Field(1_000_000, ge=1, description="size of the arguments' JSON text")
     max_depth: int = Field(32, ge=1, description="nesting of objects and arrays")
     regex_timeout_ms: float = Field(
-        50.0, gt=0, le=10_000, description="time one validation may spend on schema regexes RE2 cannot run"
+        50.0, gt=0, le=10_000, description="CPU time one check may spend on schema regexes RE2 cannot run"
+    )
+    validation_timeout_ms: float = Field(
+        100.0, gt=0, le=60_000, description="CPU time one check may spend validating against the schema"
     )
 
 

@@ -366,6 +366,8 @@ def _declared_name(key: str, free: list[str]) -> str | None:
     """The one free declared name ``key`` stands for: equal after normalisation, else a near miss
     (rapidfuzz ratio >= 90, or one typo -- a single edit or swap -- in a name of 5+ characters)."""
     wanted = _name_key(key)
+    if not wanted:  # "" or "__": no name at all, so it stands for none ('' became '_')
+        return None
     exact = [p for p in free if _name_key(p) == wanted]
     if exact:
         return exact[0] if len(exact) == 1 else None

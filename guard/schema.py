@@ -29,9 +29,12 @@ references may come back to where it started without consuming input.
 ``search``/``matches``/``find`` are the bounded matchers for other code that reads schema patterns
 (the preflight matches them against the conversation).
 
-The regex budget: ``regex_budget(ms)`` bounds the total time one validation pass spends on
-backtracking regexes (``checks.limits.regex_timeout_ms`` of the policy, 50 ms by default); outside
-it each evaluation gets ``REGEX_TIMEOUT_MS``.
+Budgets (``budget(policy.checks.limits)``, around each check, in the thread's CPU time):
+``regex_timeout_ms`` (50 ms by default) bounds what one check spends on backtracking regexes
+(outside a budget each evaluation gets ``REGEX_TIMEOUT_MS``); ``validation_timeout_ms`` (100 ms)
+bounds the whole validation, for schemas whose branches multiply with the input's depth
+(registration already refuses those that multiply through references alone): past it the
+validation raises ``TooCostly``.
 """
 
 from __future__ import annotations
@@ -65,6 +68,9 @@ REGEX_TIMEOUT_MS = 50.0
 #: A pattern RE2 refuses is compiled by ``regex``, whose compile time grows with the product of
 #: nested repetition counts (``((a{1000}){1000}){1000}`` does not finish): beyond this, refused.
 _MAX_REPETITION_PRODUCT = 10_000
+#: A schema whose references make one value be checked against more subschemas than this (the
+#: expansion of allOf/anyOf/oneOf/not/if branches through shared references) is refused.
+_MAX_EXPANSION = 10_000
 #: Longer schema patterns are refused at registration: compiling one costs time linear in its
 #: length, but not little (Python's ``re``: 1.5 s for 500,000 characters), and no tool needs one.
 MAX_PATTERN_CHARS = 10_000
@@ -113,16 +119,46 @@ _deadline: ContextVar[float | None] = ContextVar("guard_regex_deadline", default
 _budget_ms: ContextVar[float] = ContextVar("guard_regex_budget_ms", default=REGEX_TIMEOUT_MS)
 
 
+class TooCostly(Exception):
+    """Validation ran past ``budget``'s ``validation_timeout_ms``: it was abandoned."""
+
+    def __init__(self, ms: float) -> None:
+        super().__init__(f"the arguments could not be validated within {ms:g} ms")
+        self.ms = ms
+
+
+#: [keyword calls until the clock is read again, the deadline (thread CPU time), the budget in ms]
+_validation: ContextVar[list[float] | None] = ContextVar("guard_validation_budget", default=None)
+_CLOCK_EVERY = 64
+
+
 @contextmanager
 def regex_budget(ms: float) -> Iterator[None]:
-    """Within this block, backtracking regexes share ``ms`` milliseconds in total."""
-    deadline = _deadline.set(time.monotonic() + ms / 1000)
+    """Within this block, backtracking regexes share ``ms`` milliseconds of CPU time in total."""
+    deadline = _deadline.set(time.thread_time() + ms / 1000)
     budget = _budget_ms.set(ms)
     try:
         yield
     finally:
         _deadline.reset(deadline)
         _budget_ms.reset(budget)
+
+
+@contextmanager
+def budget(limits: Any) -> Iterator[None]:
+    """The bounds of one check (``ArgumentLimits``: ``regex_timeout_ms``, ``validation_timeout_ms``).
+
+    Within it regexes share the regex budget, and validation raises ``TooCostly`` once it has used
+    ``validation_timeout_ms`` of the thread's CPU time: however a schema's branches multiply
+    (``items`` and ``contains`` on nested arrays check each level twice: 2**depth), a check stops.
+    CPU time of this thread, so neither a loaded machine nor the server's other requests count."""
+    ms = limits.validation_timeout_ms
+    state = _validation.set([_CLOCK_EVERY, time.thread_time() + ms / 1000, ms])
+    try:
+        with regex_budget(limits.regex_timeout_ms):
+            yield
+    finally:
+        _validation.reset(state)
 
 
 _RE2_OPTIONS = re2.Options()
@@ -203,7 +239,7 @@ def search(pattern: str, text: str) -> bool:
         except UnicodeError:  # a lone surrogate RE2 cannot encode: the backtracking engine reads it
             compiled = _backtracking(pattern)
     deadline = _deadline.get()
-    seconds = _budget_ms.get() / 1000 if deadline is None else deadline - time.monotonic()
+    seconds = _budget_ms.get() / 1000 if deadline is None else deadline - time.thread_time()
     if seconds <= 0:
         raise RegexUndecided(pattern, f"the pattern {_short(pattern)} could not be checked within {_budget_ms.get():g} ms")
     try:
@@ -244,7 +280,7 @@ def find(pattern: str, text: str, *, full: bool = False) -> str | None:
         except UnicodeError:
             compiled = _backtracking(pattern)
     deadline = _deadline.get()
-    seconds = _budget_ms.get() / 1000 if deadline is None else deadline - time.monotonic()
+    seconds = _budget_ms.get() / 1000 if deadline is None else deadline - time.thread_time()
     if seconds <= 0:
         return None
     try:
@@ -526,21 +562,36 @@ def _guarded_ref(keyword: str) -> Any:
     return ref
 
 
-Validator = extend(
-    Draft202012Validator,
-    {
-        "pattern": _pattern,
-        "patternProperties": _pattern_properties,
-        "additionalProperties": _additional_properties,
-        "unevaluatedProperties": _unevaluated_properties,
-        "unevaluatedItems": _unevaluated_items,
-        "uniqueItems": _unique_items,
-        "enum": _enum,
-        "multipleOf": _multiple_of,
-        "$ref": _guarded_ref("$ref"),
-        "$dynamicRef": _guarded_ref("$dynamicRef"),
-    },
-)
+def _counted(keyword: Any) -> Any:
+    """A keyword that reads the clock against ``budget``'s deadline every few calls."""
+
+    def counted(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+        state = _validation.get()
+        if state is not None:
+            state[0] -= 1
+            if state[0] <= 0:
+                state[0] = _CLOCK_EVERY
+                if time.thread_time() > state[1]:
+                    raise TooCostly(state[2])
+        return keyword(validator, value, instance, schema)
+
+    return counted
+
+
+_KEYWORDS = {
+    **_BASE,
+    "pattern": _pattern,
+    "patternProperties": _pattern_properties,
+    "additionalProperties": _additional_properties,
+    "unevaluatedProperties": _unevaluated_properties,
+    "unevaluatedItems": _unevaluated_items,
+    "uniqueItems": _unique_items,
+    "enum": _enum,
+    "multipleOf": _multiple_of,
+    "$ref": _guarded_ref("$ref"),
+    "$dynamicRef": _guarded_ref("$dynamicRef"),
+}
+Validator = extend(Draft202012Validator, {k: _counted(f) for k, f in _KEYWORDS.items()})
 
 
 # ----------------------------------------------------------------------------------------------
@@ -732,17 +783,26 @@ def schema_problem(schema: Any) -> tuple[str, str] | None:
             if target_path is None:
                 return where, f"{keyword} {ref!r} points to something that is not a subschema"
             targets.setdefault(path, []).append(target_path)
-    if loop := _reference_loop(positions, targets):
+    loop, widest = _reference_loop(positions, targets)
+    if loop:
         return _pointer(loop[0]), "a loop of references that never reaches a value: " + " -> ".join(_pointer(p) for p in loop)
+    if widest > _MAX_EXPANSION:
+        return "$", (f"one value would be checked against more than {_MAX_EXPANSION} subschemas (references "
+                     "shared by several branches of anyOf/allOf/oneOf multiply)")
     return None
 
 
+_Path = tuple[str | int, ...]
+
+
 def _reference_loop(
-    positions: list[tuple[tuple[str | int, ...], Any]],
-    refs: dict[tuple[str | int, ...], list[tuple[str | int, ...]]],
-) -> list[tuple[str | int, ...]] | None:
-    """A cycle of subschemas that apply to the same instance (through references, allOf, not,
-    if/then/else…), as the list of positions it passes; None when there is none."""
+    positions: list[tuple[_Path, Any]], refs: dict[_Path, list[_Path]]
+) -> tuple[list[_Path] | None, int]:
+    """Over the subschemas that apply to the same instance (through references, allOf, anyOf,
+    not, if/then/else…): a cycle, as the list of positions it passes (None when there is none),
+    and the most subschemas one value is checked against from any position (references shared
+    by several branches count once per branch: ``anyOf: [{$ref: d1}, {$ref: d1}]`` chained 20
+    deep is a million checks of one value)."""
     edges: dict[tuple[str | int, ...], list[tuple[str | int, ...]]] = {}
     for path, node in positions:
         if not isinstance(node, dict):
@@ -756,7 +816,8 @@ def _reference_loop(
             children += [(*path, "dependentSchemas", k) for k in node["dependentSchemas"]]
     for source, found in refs.items():
         edges.setdefault(source, []).extend(found)
-    state: dict[tuple[str | int, ...], int] = {}  # 1: on the current path, 2: done
+    state: dict[_Path, int] = {}  # 1: on the current path, 2: done
+    size: dict[_Path, int] = {}  # subschemas checked against one value from here, itself included
     for start in edges:
         if state.get(start):
             continue
@@ -766,24 +827,28 @@ def _reference_loop(
         while stack:
             nxt = next(stack[-1], None)
             if nxt is None:
-                state[trail.pop()] = 2
+                done = trail.pop()
+                state[done] = 2
+                size[done] = min(1 + sum(size.get(c, 1) for c in edges.get(done, ())), _MAX_EXPANSION + 1)
                 stack.pop()
                 continue
             if state.get(nxt) == 1:
-                return trail[trail.index(nxt):] + [nxt]
+                return trail[trail.index(nxt):] + [nxt], 0
             if not state.get(nxt):
                 state[nxt] = 1
                 trail.append(nxt)
                 stack.append(iter(edges.get(nxt, ())))
-    return None
+    return None, max(size.values(), default=1)
 
 
 __all__ = [
     "REGEX_TIMEOUT_MS",
     "REGISTRY",
     "RegexUndecided",
+    "TooCostly",
     "Undecided",
     "Validator",
+    "budget",
     "canonical",
     "derived",
     "find",

@@ -20,7 +20,9 @@ Validators come from ``guard.schema`` (never a network fetch, regexes and ``uniq
 bounded time) and are compiled once per schema object and cached, so a valid call costs one pass
 of ``iter_errors`` and nothing else. A pattern that cannot be decided within
 ``checks.limits.regex_timeout_ms`` is a PATTERN_VIOLATION finding with rule ``pattern_timeout``
-that says so.
+that says so; arguments that cannot be validated within ``checks.limits.validation_timeout_ms``
+(a schema whose branches multiply with the input's depth) are MALFORMED_ARGUMENTS with rule
+``too_costly``.
 """
 
 from __future__ import annotations
@@ -403,12 +405,14 @@ def check(ctx: CheckContext) -> list[Finding]:
     validator = _validator(spec.parameters, ctx.policy.checks.unexpected_arguments)
     best: dict[str, tuple[int, Finding]] = {}
     try:
-        with schemas.regex_budget(ctx.policy.checks.limits.regex_timeout_ms):
+        with schemas.budget(ctx.policy.checks.limits):
             for error in validator.iter_errors(ctx.args):
                 for finding in _findings(error, spec.parameters, spec.name):
                     rank = _rank(finding)
                     if finding.path not in best or rank < best[finding.path][0]:
                         best[finding.path] = (rank, finding)
+    except schemas.TooCostly as exc:
+        return [_Malformed("too_costly", str(exc), ctx.args).finding(spec.name)]
     except RecursionError:
         return [_Malformed("too_deep", "arguments nest too deeply to validate", ctx.args).finding(spec.name)]
     return [finding for _, finding in best.values()]

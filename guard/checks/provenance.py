@@ -25,8 +25,8 @@ tiers (the first tier that has any decides):
    ("two adults", "10 minutes").
 
 Every candidate must validate against the parameter's schema (``guard.schema``'s validator: its
-``#/$defs/…`` references resolve against the tool's schema, nothing is fetched, regexes share
-``checks.limits.regex_timeout_ms`` per call) after the obvious
+``#/$defs/…`` references resolve against the tool's schema, nothing is fetched, regexes and
+keyword evaluations share the budgets of ``checks.limits`` per call) after the obvious
 conversion (123 -> "123" for a string, "5" -> 5 for a number). Runs after the deterministic
 repairs, on their output, so it sees ``"-1"`` where the model wrote ``-1`` for a string; a repair
 it supersedes at the same path is dropped and its ``before`` kept.
@@ -109,8 +109,11 @@ def complete(ctx: CheckContext, findings: list[Finding]) -> tuple[dict[str, Any]
     if (spec is None or not isinstance(ctx.args, dict) or not ctx.policy.repairs.from_provenance
             or not ctx.policy.repairs_allowed(spec.name)):
         return ctx.args, findings
-    with schemas.regex_budget(ctx.policy.checks.limits.regex_timeout_ms):
-        return _complete(ctx, spec, findings)
+    try:
+        with schemas.budget(ctx.policy.checks.limits):
+            return _complete(ctx, spec, findings)
+    except schemas.TooCostly:  # the argument check reports it; nothing is completed
+        return ctx.args, findings
 
 
 def _complete(ctx: CheckContext, spec: Any, findings: list[Finding]) -> tuple[dict[str, Any], list[Finding]]:

@@ -434,6 +434,39 @@ def test_unevaluated_keywords_still_find_what_is_unevaluated() -> None:
     assert extra.path == "$.xs"
 
 
+def fanned(levels: int) -> dict[str, Any]:
+    defs = {f"d{i}": {"anyOf": [{"$ref": f"#/$defs/d{i + 1}"}, {"$ref": f"#/$defs/d{i + 1}"}]} for i in range(levels)}
+    return {"type": "object", "$defs": {**defs, f"d{levels}": {"type": "integer"}}, "properties": {"x": {"$ref": "#/$defs/d0"}}}
+
+
+def test_branches_that_multiply_through_shared_references_are_refused_at_registration() -> None:
+    """Eighteen such levels took 27 s to check one string; ten (1,023 checks) are fine."""
+    assert pattern_findings(fanned(10), {"x": 3}) == []
+    (finding,) = pattern_findings(fanned(10), {"x": "s"})
+    assert finding.path == "$.x"
+    start = time.process_time()
+    with pytest.raises(ToolSchemaError) as caught:
+        ToolRegistry([tool(fanned(40))])
+    assert time.process_time() - start < 1.0 and "more than 10000 subschemas" in caught.value.problem
+
+
+def test_branches_that_multiply_with_the_inputs_depth_stop_at_the_validation_budget() -> None:
+    """``items`` and ``contains`` check each level's item twice: 2**depth checks (depth 18: 14 s)."""
+    node = {"anyOf": [{"type": "string"}, {"type": "array", "items": {"$ref": "#/$defs/n"}, "contains": {"$ref": "#/$defs/n"}}]}
+    doubled = {"type": "object", "$defs": {"n": node}, "properties": {"v": {"$ref": "#/$defs/n"}}}
+    value: Any = "x"
+    for _ in range(30):
+        value = [value]
+    policy = Policy.model_validate({"checks": {"limits": {"validation_timeout_ms": 40}}})
+    start = time.process_time()
+    (finding,) = pattern_findings(doubled, {"v": value}, policy)
+    assert time.process_time() - start < 1.0
+    assert finding.category is Category.MALFORMED_ARGUMENTS and finding.rule == "too_costly"
+    assert "could not be validated within 40 ms" in finding.message
+    shallow: Any = ["x"]
+    assert pattern_findings(doubled, {"v": [shallow, "y"]}, policy) == []
+
+
 def test_a_nested_draft_07_dialect_cannot_switch_the_validator_back_to_plain_re() -> None:
     dialect = {"type": "object", "$schema": "http://json-schema.org/draft-07/schema#",
                "properties": {"code": {"$schema": "http://json-schema.org/draft-07/schema#", "type": "string", "pattern": EVIL}}}
