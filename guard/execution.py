@@ -17,8 +17,9 @@ metrics.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -263,9 +264,10 @@ def refused_only_for(decision: Decision, *, unknown: bool) -> bool:
     return categories == {Category.UNKNOWN_TOOL} if unknown else Category.UNKNOWN_TOOL not in categories
 
 
-def schema_rejects(tool: Any, args: Any) -> bool:
+def schema_rejects(tool: Any, args: Any, injected: Collection[str] = ()) -> bool:
     """Whether the tool's own argument schema (the pydantic model LangChain validates a call
-    against before the tool runs) rejects these arguments."""
+    against before the tool runs) rejects these arguments; faults of the ``injected`` arguments,
+    which the tool node fills in, do not count."""
     schema = getattr(tool, "tool_call_schema", None)
     if not isinstance(args, dict) or not isinstance(schema, type):
         return False
@@ -276,9 +278,33 @@ def schema_rejects(tool: Any, args: Any) -> bool:
             schema.parse_obj(args)
         else:
             return False
-    except (ValidationError, V1ValidationError):
-        return True
+    except (ValidationError, V1ValidationError) as exc:
+        return any(not err.get("loc") or err["loc"][0] not in injected for err in exc.errors())
     return False
+
+
+def stamp_left(result: Any, decision: Decision) -> Any:
+    """The record on the answer to a call left to the tool node: a call an interceptor or a
+    middleware served after all ran (``allow``: it counts against no retry budget), with the
+    guard's finding kept in ``categories``."""
+    stamp(result, decision)
+    if isinstance(result, ToolMessage) and result.status != "error":
+        result.response_metadata[METADATA_KEY].update(action=Action.ALLOW.value, note="served by an interceptor")
+    return result
+
+
+def without_injected(registry: Any, name: str, injected: Collection[str]) -> None:
+    """Drop the arguments the tool node injects (state, store, runtime) from the tool's schema in
+    the guard's registry: the model need not give them, and what it gives is overwritten."""
+    spec = registry.get(name)
+    if spec is None or not injected or not (set(injected) & (set(spec.properties) | set(spec.required))):
+        return
+    parameters = {
+        **spec.parameters,
+        "properties": {k: v for k, v in spec.properties.items() if k not in injected},
+        "required": [r for r in spec.required if r not in injected],
+    }
+    registry.add(dataclasses.replace(spec, parameters=parameters))
 
 
 def refused_message(decision: Decision) -> ToolMessage:

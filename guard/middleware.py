@@ -38,6 +38,8 @@ from guard.execution import (
     run_with_backoff,
     schema_rejects,
     stamp,
+    stamp_left,
+    without_injected,
 )
 from guard.models import Decision, Finding, ToolCall
 from guard.node import log_observed
@@ -115,8 +117,11 @@ class GuardMiddleware(AgentMiddleware):
         (``guard.interrupts``)."""
         guard = self.guard_for(request)
         tool = getattr(request, "tool", None)
-        if tool is not None and getattr(tool, "name", None) and tool.name not in guard.registry:
-            guard.registry.add(tool)  # a runtime tool (added by wrap_model_call or an interceptor)
+        injected = _injected(tool)
+        if tool is not None and getattr(tool, "name", None):
+            if tool.name not in guard.registry:
+                guard.registry.add(tool)  # a runtime tool (added by wrap_model_call or an interceptor)
+            without_injected(guard.registry, tool.name, injected)
         state = request.state
         messages = state.get("messages", []) if isinstance(state, dict) else getattr(state, "messages", [])
         conversation = Conversation.from_messages(messages)
@@ -138,7 +143,7 @@ class GuardMiddleware(AgentMiddleware):
             return guard, decision, False
         if tool is None and refused_only_for(decision, unknown=True):
             return guard, decision, True  # an interceptor may serve it; else the tool node answers
-        if tool is not None and refused_only_for(decision, unknown=False) and schema_rejects(tool, decision.call.args):
+        if tool is not None and refused_only_for(decision, unknown=False) and schema_rejects(tool, decision.call.args, injected):
             return guard, decision, True
         return guard, refused_message(decision), False
 
@@ -171,7 +176,7 @@ class GuardMiddleware(AgentMiddleware):
         if isinstance(outcome, ToolMessage):
             return outcome
         if left:
-            return stamp(handler(request), outcome)
+            return stamp_left(handler(request), outcome)
         call, request = self._to_run(outcome, request)
         result = run_with_backoff(call, request, handler, guard.policy, sleep=self._sleep, on_failure=self._on_failure)
         return stamp(result, outcome)
@@ -188,7 +193,7 @@ class GuardMiddleware(AgentMiddleware):
         if isinstance(outcome, ToolMessage):
             return outcome
         if left:
-            return stamp(await handler(request), outcome)
+            return stamp_left(await handler(request), outcome)
         call, request = self._to_run(outcome, request)
         result = await arun_with_backoff(call, request, handler, guard.policy, sleep=self._asleep, on_failure=self._on_failure)
         return stamp(result, outcome)
@@ -203,18 +208,25 @@ class GuardMiddleware(AgentMiddleware):
         return call, request.override(tool_call=call)
 
 
+def _injected(tool: Any) -> frozenset[str]:
+    """The arguments the tool node injects into this tool (state, store, runtime)."""
+    if tool is None:
+        return frozenset()
+    try:
+        from langgraph.prebuilt.tool_node import _get_all_injected_args
+    except ImportError:  # pragma: no cover - a langgraph without it
+        return frozenset()
+    injected = _get_all_injected_args(tool)
+    return frozenset({*injected.state, *(n for n in (injected.store, injected.runtime) if n)})
+
+
 def _for_the_guard(raw: Any, tool: Any) -> ToolCall:
     """The call as the guard judges it: without the arguments the tool node injects (state, store,
     runtime), whose model-given values it overwrites."""
     call = ToolCall.from_any(raw)
     if tool is None or not isinstance(call.args, dict):
         return call
-    try:
-        from langgraph.prebuilt.tool_node import _get_all_injected_args
-    except ImportError:  # pragma: no cover - a langgraph without it injects by annotation only
-        return call
-    injected = _get_all_injected_args(tool)
-    names = {*injected.state, *(n for n in (injected.store, injected.runtime) if n)}
+    names = _injected(tool)
     if not names & set(call.args):
         return call
     return call.model_copy(update={"args": {k: v for k, v in call.args.items() if k not in names}})

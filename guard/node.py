@@ -46,6 +46,8 @@ from guard.execution import (
     run_with_backoff,
     schema_rejects,
     stamp,
+    stamp_left,
+    without_injected,
 )
 from guard.models import Decision, Finding, ToolCall
 
@@ -107,6 +109,8 @@ class GuardedToolNode(ToolNode):
         # The user's wrappers and ``handle_tool_errors`` go to ToolNode unchanged: the guard wraps
         # ToolNode's whole execution of one call (``_run_one``), wrappers and error handling included.
         super().__init__(tools, **toolnode_kwargs)
+        for name in self.tools_by_name:
+            without_injected(self.guard.registry, name, self._injected(name))
 
     @property
     def observing(self) -> bool:
@@ -158,7 +162,8 @@ class GuardedToolNode(ToolNode):
         name = decision.call.name or ""
         if name not in self.tools_by_name:
             return refused_only_for(decision, unknown=True)
-        return refused_only_for(decision, unknown=False) and schema_rejects(self.tools_by_name[name], decision.call.args)
+        tool = self.tools_by_name[name]
+        return refused_only_for(decision, unknown=False) and schema_rejects(tool, decision.call.args, self._injected(name))
 
     def _injected(self, name: str | None) -> set[str]:
         """The arguments ToolNode injects into this tool (state, store, runtime): the model's
@@ -338,7 +343,11 @@ class GuardedToolNode(ToolNode):
         """Merge the executed calls' output with the guard's own answers, in the calls' order."""
         by_id = plan.by_id
         for msg in _tool_messages(ran):
-            stamp(msg, by_id.get(msg.tool_call_id))
+            decision = by_id.get(msg.tool_call_id)
+            if decision is not None and msg.tool_call_id in plan.left:
+                stamp_left(msg, decision)
+            else:
+                stamp(msg, decision)
         rank = {cid: i for i, cid in enumerate(plan.order)}
         as_list = isinstance(input, list) and not (input and isinstance(input[-1], dict))
 

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import pytest
 from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.graph import END, START, MessagesState, StateGraph
@@ -149,3 +150,51 @@ def test_the_middleware_answers_an_unknown_tool_as_the_agent_does():
     (got,) = [m for m in guarded["messages"] if isinstance(m, ToolMessage)]
     assert got.content == expected.content and "multiply is not a valid tool" in got.content
     assert record(got)["categories"] == ["unknown_tool"]
+
+
+@tool
+def where(city: str, runtime) -> str:  # noqa: ANN001 - ToolNode injects a parameter named runtime
+    """Where the call ran."""
+    return f"{city} {runtime.tool_call_id}"
+
+
+def test_a_parameter_named_runtime_is_injected_not_judged():
+    messages = [HumanMessage("Paris"), batch("where", {"city": "Paris"}, "c9")[-1]]
+    assert last(GuardedToolNode([where], FAST), messages).content == last(ToolNode([where]), messages).content == "Paris c9"
+    agent = create_agent(bindable([messages[-1]]), [where], middleware=[GuardMiddleware(FAST)])
+    (msg,) = [m for m in agent.invoke({"messages": [HumanMessage("Paris")]})["messages"] if isinstance(m, ToolMessage)]
+    assert msg.content == "Paris c9" and record(msg)["action"] == "allow"
+
+
+@tool
+def multiply(a: int, b: int) -> str:
+    """Multiply two numbers."""
+    return str(a * b)
+
+
+class ServesMultiply(AgentMiddleware):
+    """Adds ``multiply`` to the model's tools at run time and serves it (LangChain's dynamic tools)."""
+
+    def wrap_model_call(self, request: Any, handler: Any) -> Any:
+        return handler(request.override(tools=[*request.tools, multiply]))
+
+    def wrap_tool_call(self, request: Any, handler: Any) -> Any:
+        if request.tool_call["name"] == "multiply":
+            return handler(request.override(tool=multiply))
+        return handler(request)
+
+
+@pytest.mark.parametrize("guard_first", [True, False])
+def test_a_runtime_tool_is_served_and_checked_against_its_own_schema(guard_first):
+    good = batch("multiply", {"a": 3, "b": 4}, "c1")[-1]
+    bad = batch("multiply", {"a": 3, "b": "four"}, "c2")[-1]
+    for script, expected in (([good], "12"), ([bad], None)):
+        middleware = [GuardMiddleware(STRICT), ServesMultiply()] if guard_first else [ServesMultiply(), GuardMiddleware(STRICT)]
+        out = create_agent(bindable(script), [add], middleware=middleware).invoke({"messages": [HumanMessage("3 times 4")]})
+        (msg,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+        if expected is not None:
+            assert msg.content == expected and record(msg)["action"] == "allow"
+        elif guard_first:  # the guard, outside, sees no tool: the serving middleware and the tool node answer
+            assert msg.status == "error" and "unknown_tool" in record(msg)["categories"]
+        else:  # the guard, inside, is handed the runtime tool and checks the call against its schema
+            assert msg.status == "error" and record(msg)["categories"] == ["type_violation"]
