@@ -151,7 +151,12 @@ def budget(limits: Any) -> Iterator[None]:
     Within it regexes share the regex budget, and validation raises ``TooCostly`` once it has used
     ``validation_timeout_ms`` of the thread's CPU time: however a schema's branches multiply
     (``items`` and ``contains`` on nested arrays check each level twice: 2**depth), a check stops.
-    CPU time of this thread, so neither a loaded machine nor the server's other requests count."""
+    CPU time of this thread, so neither a loaded machine nor the server's other requests count.
+    Nested, the outer budget goes on. Each check that validates (the provenance completion, the
+    argument check) opens its own: a call costs at most two budgets of validation."""
+    if _validation.get() is not None:
+        yield
+        return
     ms = limits.validation_timeout_ms
     state = _validation.set([_CLOCK_EVERY, time.thread_time() + ms / 1000, ms])
     try:
