@@ -198,3 +198,14 @@ def test_a_runtime_tool_is_served_and_checked_against_its_own_schema(guard_first
             assert msg.status == "error" and "unknown_tool" in record(msg)["categories"]
         else:  # the guard, inside, is handed the runtime tool and checks the call against its schema
             assert msg.status == "error" and record(msg)["categories"] == ["type_violation"]
+
+
+def test_arguments_the_tool_refuses_do_not_count_against_its_circuit():
+    from guard.state import MemoryStore
+    from guard.state.config import CircuitConfig
+
+    store = MemoryStore(circuit=CircuitConfig(failure_threshold=1, reset_seconds=60))
+    node = GuardedToolNode([add], STRICT, store=store, handle_tool_errors=True)
+    msg = last(node, batch("add", {"a": 1}))  # b missing: ToolNode's own refusal, the tool never ran
+    assert msg.status == "error" and "Field required" in msg.content
+    assert store.circuit("add").state == "closed"
