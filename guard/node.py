@@ -10,6 +10,14 @@ checkpointed thread.
 
 Nothing runs before the interrupt, so re-running the node on resume (LangGraph's contract) cannot
 execute a tool twice.
+
+Everything else is ToolNode's: the guard wraps ToolNode's own execution of each call (``_run_one``:
+the user's ``wrap_tool_call``, injection, ``handle_tool_errors``), so a tool's failure comes back
+as ToolNode makes it (an error message with ToolNode's text, or the exception), after the guard's
+retries of transient failures. A call the guard would send back only for what ToolNode refuses by
+itself (an unknown tool, arguments the tool's schema rejects) goes to ToolNode as proposed, so
+ToolNode's text and the user's interceptors apply. Under ``mode: observe`` the node checks and
+records every call and then runs exactly as ToolNode.
 """
 
 from __future__ import annotations
