@@ -79,6 +79,7 @@ class GuardMiddleware(AgentMiddleware):
         # first awrap_tool_call, in a worker thread: never a blocking read on the event loop.
         self._guard = guard or (Guard(tools, self._policy) if tools is not None and self._policy is not None else None)
         self._tools = tools
+        self._injected_of: dict[int, tuple[Any, frozenset[str]]] = {}  # id(tool) -> (tool, names)
         self.telemetry = telemetry
         self._sleep, self._asleep = sleep, asleep
 
@@ -117,7 +118,7 @@ class GuardMiddleware(AgentMiddleware):
         (``guard.interrupts``)."""
         guard = self.guard_for(request)
         tool = getattr(request, "tool", None)
-        injected = _injected(tool)
+        injected = self._injected(tool)
         if tool is not None and getattr(tool, "name", None):
             if tool.name not in guard.registry:
                 guard.registry.add(tool)  # a runtime tool (added by wrap_model_call or an interceptor)
@@ -126,7 +127,7 @@ class GuardMiddleware(AgentMiddleware):
         messages = state.get("messages", []) if isinstance(state, dict) else getattr(state, "messages", [])
         conversation = Conversation.from_messages(messages)
         budgets = GuardState.from_conversation(conversation)
-        call = _for_the_guard(request.tool_call, tool)
+        call = _for_the_guard(request.tool_call, injected)
         shared = _shared_id(messages, request.tool_call)
         if shared is not None:
             decision = guard.refuse(call, shared, budgets)
@@ -146,6 +147,17 @@ class GuardMiddleware(AgentMiddleware):
         if tool is not None and refused_only_for(decision, unknown=False) and schema_rejects(tool, decision.call.args, injected):
             return guard, decision, True
         return guard, refused_message(decision), False
+
+    def _injected(self, tool: Any) -> frozenset[str]:
+        """The arguments the tool node injects into this tool, worked out once per tool."""
+        if tool is None:
+            return frozenset()
+        cached = self._injected_of.get(id(tool))
+        if cached is None or cached[0] is not tool:
+            if len(self._injected_of) >= 1024:  # tools made afresh per request: keep the cache bounded
+                self._injected_of.clear()
+            cached = self._injected_of[id(tool)] = (tool, _injected(tool))
+        return cached[1]
 
     def _check(self, guard: Guard, call: Any, conversation: Conversation, budgets: GuardState) -> Decision:
         if self.telemetry is None:
@@ -198,12 +210,11 @@ class GuardMiddleware(AgentMiddleware):
         result = await arun_with_backoff(call, request, handler, guard.policy, sleep=self._asleep, on_failure=self._on_failure)
         return stamp(result, outcome)
 
-    @staticmethod
-    def _to_run(decision: Decision, request: Any) -> tuple[dict[str, Any], Any]:
+    def _to_run(self, decision: Decision, request: Any) -> tuple[dict[str, Any], Any]:
         """The call to run and its request: the model's own request when the guard changed nothing
         (the arguments the tool node injects, which the guard does not judge, included)."""
         call = decision.call_to_run.to_langchain()
-        if _for_the_guard(request.tool_call, getattr(request, "tool", None)).to_langchain() == call:
+        if _for_the_guard(request.tool_call, self._injected(getattr(request, "tool", None))).to_langchain() == call:
             return request.tool_call, request
         return call, request.override(tool_call=call)
 
@@ -220,14 +231,11 @@ def _injected(tool: Any) -> frozenset[str]:
     return frozenset({*injected.state, *(n for n in (injected.store, injected.runtime) if n)})
 
 
-def _for_the_guard(raw: Any, tool: Any) -> ToolCall:
+def _for_the_guard(raw: Any, names: frozenset[str]) -> ToolCall:
     """The call as the guard judges it: without the arguments the tool node injects (state, store,
-    runtime), whose model-given values it overwrites."""
+    runtime: ``names``), whose model-given values it overwrites."""
     call = ToolCall.from_any(raw)
-    if tool is None or not isinstance(call.args, dict):
-        return call
-    names = _injected(tool)
-    if not names & set(call.args):
+    if not names or not isinstance(call.args, dict) or not names & set(call.args):
         return call
     return call.model_copy(update={"args": {k: v for k, v in call.args.items() if k not in names}})
 
