@@ -48,7 +48,7 @@ _CONSEQUENTIAL_FORMATS = frozenset({"email", "idn-email", "uri", "url", "iri", "
 #: Parameter words naming a measure, a count or a rating: a model may derive, convert or estimate it.
 _DERIVABLE_WORDS = frozenset(
     """
-    age size length width height depth weight mass distance duration radius diameter area volume
+    size length width height depth weight mass distance duration radius diameter area volume
     speed velocity acceleration temperature pressure energy power force frequency angle delay
     interval rate ratio percentage percent score rating level severity intensity priority scale
     factor threshold growth degree degrees
@@ -92,10 +92,24 @@ def risk_of(name: str, schemas: Iterable[dict[str, Any]], value: Any, said: str 
     if isinstance(value, str) and (_EMAIL_LIKE.fullmatch(value.strip()) or _IDENTIFIER_LIKE.fullmatch(value.strip())):
         return Risk("consequential", "the value looks like an identifier: it must be stated or come from a tool result")
     if isinstance(value, (int, float)) and not isinstance(value, bool) and words & _DERIVABLE_WORDS:
-        return Risk("derivable", "a measure, count or rating a model may compute, convert or estimate")
+        if not _number_stated_for(words, said):
+            return Risk("derivable", "a measure or rating a model may compute, convert or estimate")
+        return Risk("ordinary", "the user stated another number for this parameter; a different one contradicts it")
     if isinstance(value, str) and len(value.split()) >= 2 and words & _DESCRIPTIVE_WORDS and _echoes(value, said):
         return Risk("derivable", "descriptive text in the model's words, echoing what was said")
     return Risk("ordinary", "a value the user would normally state")
+
+
+def _number_stated_for(words: set[str], said: str) -> bool:
+    """Whether a number is written within two words of one of the parameter's words ("level 5",
+    "2 solar masses", "a delay of 200 ms"): then the user stated this value, and one the model
+    gives instead (unconverted: grounding already reads unit conversions) contradicts it."""
+    heads = [re.escape(w[:4]) for w in words if len(w) >= 3 and w not in STOPWORDS]
+    if not heads or not said:
+        return False
+    head = "(?:" + "|".join(heads) + r")\w*"
+    near = rf"\b{head}\W+(?:\w+\W+){{0,2}}?\d|\d[\d.,]*\W+(?:[a-z]+\W+){{0,2}}?{head}"
+    return re.search(near, said.lower()) is not None
 
 
 def _stems(text: str) -> set[str]:

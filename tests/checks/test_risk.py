@@ -118,3 +118,16 @@ def test_the_first_step_and_a_single_request_keep_full_confidence():
 )
 def test_a_question_or_query_in_the_models_words_is_derivable_only_when_it_echoes_the_user(value, said, level):
     assert risk_of("question", [{}], value, said).level == level
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "said"),
+    [
+        ("detail_level", 11, "I need a detailed explanation, level 5, with examples"),
+        ("star_mass", 9, "simulate a star with 2 solar masses"),
+        ("delay", 1200, "add a delay of 200 ms between the requests"),
+        ("age", 43, "I'm 30 years old and exercise regularly"),  # an age is stated, not computed
+    ],
+)
+def test_a_measure_that_differs_from_the_number_stated_for_it_is_no_derivation(name, value, said):
+    assert risk_of(name, [{}], value, said).level == "ordinary"
