@@ -80,6 +80,7 @@ class GuardMiddleware(AgentMiddleware):
         self._guard = guard or (Guard(tools, self._policy) if tools is not None and self._policy is not None else None)
         self._tools = tools
         self._injected_of: dict[int, tuple[Any, frozenset[str]]] = {}  # id(tool) -> (tool, names)
+        self._reviewed_guard: tuple[Guard, Guard] | None = None
         self.telemetry = telemetry
         self._sleep, self._asleep = sleep, asleep
 
@@ -128,6 +129,8 @@ class GuardMiddleware(AgentMiddleware):
         conversation = Conversation.from_messages(messages)
         budgets = GuardState.from_conversation(conversation)
         call = _for_the_guard(request.tool_call, injected)
+        if _rewritten_outside(messages, request.tool_call):
+            guard = self._reviewed(guard)
         shared = _shared_id(messages, request.tool_call)
         if shared is not None:
             decision = guard.refuse(call, shared, budgets)
@@ -147,6 +150,18 @@ class GuardMiddleware(AgentMiddleware):
         if tool is not None and refused_only_for(decision, unknown=False) and schema_rejects(tool, decision.call.args, injected):
             return guard, decision, True
         return guard, refused_message(decision), False
+
+    def _reviewed(self, guard: Guard) -> Guard:
+        """The engine for a call an outer middleware rewrote (a human reviewer's edit in LangChain's
+        ``HumanInTheLoopMiddleware``, in either interrupt mode): its arguments are still checked
+        against the tool's schema, but an argument the reviewer added, or a value only the reviewer
+        stated, is the reviewer's choice, not the model's invention."""
+        if self._reviewed_guard is None or self._reviewed_guard[0] is not guard:
+            data = guard.policy.model_dump()
+            data["checks"].update(unexpected_arguments=False, placeholders=False)
+            data["checks"]["grounding"]["enabled"] = False
+            self._reviewed_guard = (guard, Guard(guard.registry, type(guard.policy).model_validate(data)))
+        return self._reviewed_guard[1]
 
     def _injected(self, tool: Any) -> frozenset[str]:
         """The arguments the tool node injects into this tool, worked out once per tool."""
@@ -217,6 +232,20 @@ class GuardMiddleware(AgentMiddleware):
         if _for_the_guard(request.tool_call, self._injected(getattr(request, "tool", None))).to_langchain() == call:
             return request.tool_call, request
         return call, request.override(tool_call=call)
+
+
+def _rewritten_outside(messages: list[Any], call: Any) -> bool:
+    """Whether the call the guard is handed differs from the one the model proposed under its id
+    (an outer middleware rewrote it: LangChain's ``HumanInTheLoopMiddleware`` applies a reviewer's
+    edit in its ``wrap_tool_call`` and keeps the model's call in the message)."""
+    this = ToolCall.from_any(call)
+    for message in reversed(messages):
+        proposed = getattr(message, "tool_calls", None) or (message.get("tool_calls") if isinstance(message, dict) else None)
+        for raw in proposed or ():
+            original = ToolCall.from_any(raw)
+            if original.id == this.id:
+                return (original.name, original.args) != (this.name, this.args)
+    return False
 
 
 def _injected(tool: Any) -> frozenset[str]:

@@ -202,3 +202,45 @@ async def test_a_middleware_built_inside_a_coroutine_reads_its_policy_file_off_t
     assert [m.content for m in out["messages"] if isinstance(m, ToolMessage)] == ["sunny in Paris"]
     assert middleware.policy.name == "from-file"
     assert len(readers) == 1 and readers[0] != threading.current_thread().name
+
+
+@pytest.mark.parametrize("interrupt_mode", ["batched", "per_call"])
+@pytest.mark.parametrize(
+    ("args", "ran", "status"),
+    [({"to": "bob", "subject": "hi"}, ["bob"], "success"), ({"to": ["bob", "carol"]}, [], "error")],
+    ids=["undeclared-arg", "wrong-type"],
+)
+def test_a_reviewers_edit_in_langchains_human_in_the_loop_is_the_reviewers_choice(interrupt_mode, args, ran, status):
+    """An argument a reviewer added (or a value only the reviewer said) is no invention of the
+    model: the call runs, as without the guard; a value of the wrong type is still sent back."""
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.types import Command
+
+    sent: list[str] = []
+
+    @tool
+    def send_email(to: str) -> str:
+        """Send an email."""
+        sent.append(to)
+        return f"sent to {to}"
+
+    proposal = AIMessage(content="", tool_calls=[{"name": "send_email", "args": {"to": "alice"}, "id": "e1", "type": "tool_call"}])
+    agent = create_agent(
+        bindable([proposal]),
+        [send_email],
+        middleware=[HumanInTheLoopMiddleware({"send_email": True}, interrupt_mode=interrupt_mode), GuardMiddleware(POLICY)],
+        checkpointer=InMemorySaver(),
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": f"hitl-{interrupt_mode}"}}
+    [intr] = agent.invoke({"messages": [HumanMessage("Email alice.")]}, config)["__interrupt__"]
+    answer = {"type": "edit", "edited_action": {"name": "send_email", "args": args}}
+    resume = Command(resume={intr.id: {"decisions": [answer]} if interrupt_mode == "batched" else answer})
+    if interrupt_mode == "per_call" and status == "error":
+        # LangChain checks a per-call answer against the tool's schema itself, before the guard
+        with pytest.raises(Exception, match="validation error"):
+            agent.invoke(resume, config)
+        return
+    final = agent.invoke(resume, config)
+    [message] = [m for m in final["messages"] if isinstance(m, ToolMessage)]
+    assert (sent, message.status) == (ran, status)
