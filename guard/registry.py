@@ -13,6 +13,7 @@ be compiled in bounded time.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from typing import Any, Generic, TypeVar
 
+from cachetools import LRUCache
 from rapidfuzz import fuzz, process
 
 from guard import schema as schemas
@@ -170,7 +172,7 @@ class ToolSpec:
     def from_any(cls, tool: Any, *, name: str | None = None) -> ToolSpec:
         """Build a spec from any supported description (see the module docstring)."""
         if isinstance(tool, ToolSpec):
-            if problem := _schema_problem(canonical_json(tool.parameters)):
+            if problem := _schema_problem(tool.parameters):
                 raise ToolSchemaError(tool.name, problem[0], problem[1])
             return tool if name is None else replace(tool, name=name)
         if isinstance(tool, dict):
@@ -200,21 +202,33 @@ def _from_dict(raw: dict[str, Any], name: str | None) -> ToolSpec:
         raise ToolSchemaError(tool_name, "$", f"parameters must describe an object, got {schema.get('type')!r}")
     schema.setdefault("type", "object")
     schema.setdefault("properties", {})
-    if problem := _schema_problem(canonical_json(schema)):
+    if problem := _schema_problem(schema):
         raise ToolSchemaError(tool_name, problem[0], problem[1])
     return ToolSpec(name=tool_name, description=description, parameters=schema, metadata=meta)
 
 
-@lru_cache(maxsize=4096)
-def _schema_problem(schema_json: str) -> tuple[str, str] | None:
+_PROBLEMS: LRUCache[str, tuple[str, str] | None] = LRUCache(maxsize=4096)
+_PROBLEMS_LOCK = threading.Lock()
+
+
+def _schema_problem(schema: dict[str, Any]) -> tuple[str, str] | None:
     """Where a normalised schema breaks JSON Schema itself (a bad regex, a non-list enum...) or
     could not be validated safely (a remote or dangling ``$ref``, a reference loop, a pattern that
     cannot be compiled in bounded time): ``guard.schema.schema_problem``.
 
     Caught at registration, because the validator would otherwise raise (or fetch, or hang) on
-    every call to the tool. Cached by content: datasets register the same tools thousands of times.
+    every call to the tool. Cached by a digest of the content (datasets register the same tools
+    thousands of times), so the cache holds 4,096 short answers, never the schemas themselves.
     """
-    return schemas.schema_problem(json.loads(schema_json))
+    text = canonical_json(schema)
+    key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    with _PROBLEMS_LOCK:
+        if key in _PROBLEMS:
+            return _PROBLEMS[key]
+    problem = schemas.schema_problem(json.loads(text))
+    with _PROBLEMS_LOCK:
+        _PROBLEMS[key] = problem
+    return problem
 
 
 def _from_parameter_lists(raw: dict[str, Any], tool: str) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, time
 from typing import Any
 
+from cachetools import LRUCache
 from jsonschema.exceptions import ValidationError, best_match
 
 from guard import schema as schemas
@@ -305,8 +306,17 @@ def conforms_to_format(value: Any, fmt: str) -> bool:
 # Compiled validators, cached per schema object.
 # ----------------------------------------------------------------------------------------------
 
-_CACHE_SIZE = 512
-_cache: dict[tuple[int, bool], tuple[dict[str, Any], Any]] = {}
+#: What the compiled validators may hold at once, estimated in bytes: each entry keeps its schema
+#: (and a closed copy) alive, so a count alone would let a few huge schemas exhaust a worker.
+CACHE_BYTES = 64 * 1024 * 1024
+_ENTRY_OVERHEAD = 16 * 1024
+
+
+def _entry_size(entry: tuple[dict[str, Any], Any, int]) -> int:
+    return entry[2]
+
+
+_cache: LRUCache[tuple[int, bool], tuple[dict[str, Any], Any, int]] = LRUCache(maxsize=CACHE_BYTES, getsizeof=_entry_size)
 _cache_lock = threading.Lock()
 
 #: An object schema with these keywords takes properties from elsewhere: it is never closed.
@@ -318,15 +328,17 @@ _OPEN_KEYWORDS = (
 def _validator(schema: dict[str, Any], closed: bool) -> Any:
     """The compiled validator for a schema object; the cache holds the schema, so ids stay unique."""
     key = (id(schema), closed)
-    hit = _cache.get(key)
+    with _cache_lock:
+        hit = _cache.get(key)
     if hit is not None and hit[0] is schema:
         return hit[1]
     compiled = close_objects(schema) if closed else schema
     validator = schemas.validator(compiled, format_checker=_FORMAT_CHECKER)
-    with _cache_lock:
-        if len(_cache) >= _CACHE_SIZE:
-            _cache.pop(next(iter(_cache)))
-        _cache[key] = (schema, validator)
+    # the schema and its closed copy, as JSON text takes them, a few times over for the objects
+    size = 4 * len(json.dumps(schema, default=str)) * (2 if closed else 1) + _ENTRY_OVERHEAD
+    if size <= CACHE_BYTES:
+        with _cache_lock:
+            _cache[key] = (schema, validator, size)
     return validator
 
 
