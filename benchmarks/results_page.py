@@ -25,7 +25,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from benchmarks.report import false_interrupt_text, fmt, fmt_ci, skipped_text, suites_of
+from benchmarks.report import false_interrupt_text, fmt_ci, skipped_text, suites_of
 from benchmarks.suites import SUITES, PaperFigure
 
 HERE = Path(__file__).parent

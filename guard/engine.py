@@ -99,7 +99,6 @@ class Guard:
         conversation, state = _view(messages, state)
         shared = batch.duplicate_ids(calls)
         check = check or self.check
-        decisions = []
         return [
             self.refuse(call, shared[i], state) if i in shared else check(call, conversation, state)
             for i, call in enumerate(calls)

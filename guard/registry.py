@@ -19,7 +19,7 @@ import re
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Any, Generic, TypeVar
 
 from cachetools import LRUCache

@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 from langchain_core.tools import tool
 
-from tests.state.helpers import FakeClock, RedisServer, start_redis
+from guard.state import MemoryStore, StateStore
+from guard.state.redis import RedisStore
+from tests.state.helpers import CIRCUIT, FakeClock, RedisServer, start_redis
 
 
 @pytest.fixture(autouse=True)
@@ -99,3 +101,32 @@ def travel_tools(calls: Calls) -> list[Any]:
         return "ok"
 
     return [search_flights, get_weather, transfer_money]
+
+
+# Stores of both backends (over the session's real Redis) so that one behavioural test runs against
+# each: the state tests and the security tests share them.
+@pytest.fixture(params=["memory", "redis"])
+def backend(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+def peers(
+    request: pytest.FixtureRequest, backend: str, clock: FakeClock, key_prefix: str
+) -> Iterator[tuple[StateStore, StateStore]]:
+    """Two handles on the same state, as two replicas would hold: the same MemoryStore twice, or
+    two RedisStores with their own connections to one server."""
+    if backend == "memory":
+        store = MemoryStore(circuit=CIRCUIT, clock=clock)
+        yield store, store
+        return
+    url = request.getfixturevalue("redis_server")
+    a, b = (RedisStore(url, key_prefix=key_prefix, circuit=CIRCUIT, clock=clock) for _ in range(2))
+    yield a, b
+    a.close()
+    b.close()
+
+
+@pytest.fixture
+def store(peers: tuple[StateStore, StateStore]) -> StateStore:
+    return peers[0]

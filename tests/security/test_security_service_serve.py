@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -18,7 +17,7 @@ import httpx
 import pytest
 
 from guard.service import TOKEN_ENV, is_loopback
-from tests.state.helpers import free_port
+from tests.state.helpers import free_port, healthy, stop_process_group
 
 ROOT = Path(__file__).parents[2]
 GUARD = [sys.executable, "-c", "from guard.cli import app; app(prog_name='guard')"]
@@ -55,7 +54,7 @@ def start(tmp_path: Path) -> Iterator[object]:
         started.append(process)
         served = Served(process, log, port)
         deadline = time.monotonic() + 30
-        while not _healthy(served.url):
+        while not healthy(served.url):
             if process.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"guard serve did not come up:\n{served.text()}")
             time.sleep(0.1)
@@ -63,20 +62,7 @@ def start(tmp_path: Path) -> Iterator[object]:
 
     yield run
     for process in started:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-
-
-def _healthy(url: str) -> bool:
-    try:
-        return httpx.get(f"{url}/healthz", timeout=1).status_code == 200
-    except httpx.HTTPError:
-        return False
+        stop_process_group(process)
 
 
 @pytest.mark.parametrize(
@@ -91,7 +77,7 @@ def test_serving_beyond_loopback_without_a_token_is_refused(host: str, token: st
     )  # fmt: skip
     assert result.returncode == 2, result.stdout + result.stderr
     assert "refusing to serve" in result.stderr and TOKEN_ENV in result.stderr and "--insecure" in result.stderr
-    assert not _healthy(f"http://127.0.0.1:{port}")
+    assert not healthy(f"http://127.0.0.1:{port}")
 
 
 def test_insecure_serves_open_and_says_so(start) -> None:  # type: ignore[no-untyped-def]

@@ -37,24 +37,6 @@ from tests.state.helpers import CIRCUIT, FakeClock, RedisServer
 T = TypeVar("T")
 
 
-@pytest.fixture(params=["memory", "redis"])
-def peers(request: pytest.FixtureRequest, clock: FakeClock, key_prefix: str) -> Iterator[tuple[StateStore, StateStore]]:
-    if request.param == "memory":
-        store = MemoryStore(circuit=CIRCUIT, clock=clock)
-        yield store, store
-        return
-    url = request.getfixturevalue("redis_server")
-    a, b = (RedisStore(url, key_prefix=key_prefix, circuit=CIRCUIT, clock=clock) for _ in range(2))
-    yield a, b
-    a.close()
-    b.close()
-
-
-@pytest.fixture
-def store(peers: tuple[StateStore, StateStore]) -> StateStore:
-    return peers[0]
-
-
 def escalation(clock: FakeClock, eid: str, thread_id: str = "t1", ttl: float = 60, size: int = 0) -> Escalation:
     return Escalation(
         id=eid,

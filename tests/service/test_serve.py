@@ -4,7 +4,6 @@ metrics of all of them are served from any one."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -15,7 +14,7 @@ import httpx
 import pytest
 
 from tests.service.conftest import TOOLS
-from tests.state.helpers import free_port
+from tests.state.helpers import free_port, healthy, stop_process_group
 
 ROOT = Path(__file__).parents[2]
 
@@ -32,26 +31,14 @@ def served() -> Iterator[str]:
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
     try:
-        while not _healthy(url):
+        while not healthy(url):
             if process.poll() is not None or time.monotonic() > deadline:
                 why = process.stderr.read().decode() if process.poll() is not None else "no answer in 30 s"  # type: ignore[union-attr]
                 pytest.fail(f"guard serve did not come up: {why}")
             time.sleep(0.1)
         yield url
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-
-
-def _healthy(url: str) -> bool:
-    try:
-        return httpx.get(f"{url}/healthz", timeout=1).status_code == 200
-    except httpx.HTTPError:
-        return False
+        stop_process_group(process)
 
 
 def test_served_workers_report_their_metrics_together(served: str) -> None:

@@ -87,3 +87,28 @@ def _answers(client: redis.Redis) -> bool:
         return bool(client.ping())
     except redis.exceptions.ConnectionError:
         return False
+
+
+def stop_process_group(process: "subprocess.Popen[bytes]") -> None:
+    """SIGTERM a server started in its own process group, SIGKILL it if it lingers past 10 s."""
+    import os
+    import signal
+
+    if process.poll() is not None:
+        return
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def healthy(url: str) -> bool:
+    """Whether a guard service answers ``/healthz`` with 200 within a second."""
+    import httpx
+
+    try:
+        return httpx.get(f"{url}/healthz", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
