@@ -243,9 +243,9 @@ def pattern_findings(parameters: dict[str, Any], args: dict[str, Any], policy: P
 
 @pytest.mark.parametrize("length", [34, 10_000])
 def test_a_catastrophic_pattern_runs_in_linear_time(length: int) -> None:
-    start = time.process_time()
+    start = time.thread_time()
     (finding,) = pattern_findings(CODE, {"code": "a" * length + "b"})
-    assert time.process_time() - start < 1.0
+    assert time.thread_time() - start < 1.0
     assert finding.category is Category.PATTERN_VIOLATION and finding.rule == "pattern"
     assert pattern_findings(CODE, {"code": "a" * length}) == []
 
@@ -253,18 +253,18 @@ def test_a_catastrophic_pattern_runs_in_linear_time(length: int) -> None:
 def test_a_pattern_only_backtracking_can_run_is_cut_off_with_a_finding_that_says_why() -> None:
     backref = {"type": "object", "properties": {"code": {"type": "string", "pattern": r"^(a|aa)+\1$"}}}
     policy = Policy.model_validate({"checks": {"limits": {"regex_timeout_ms": 30}}})
-    start = time.process_time()
+    start = time.thread_time()
     (finding,) = pattern_findings(backref, {"code": "a" * 40 + "b"}, policy)
-    assert time.process_time() - start < 1.0
+    assert time.thread_time() - start < 1.0
     assert finding.category is Category.PATTERN_VIOLATION and finding.rule == "pattern_timeout"
     assert "could not be checked within 30 ms" in finding.message and finding.evidence["pattern"] == r"^(a|aa)+\1$"
 
 
 def test_the_budget_is_shared_by_every_value_of_one_call() -> None:
     many = {"type": "object", "properties": {"codes": {"type": "array", "items": {"type": "string", "pattern": r"^(a|aa)+\1$"}}}}
-    start = time.process_time()
+    start = time.thread_time()
     found = pattern_findings(many, {"codes": ["a" * 40 + "b"] * 50})
-    assert time.process_time() - start < 1.0  # 50 values, one 50 ms budget
+    assert time.thread_time() - start < 1.0  # 50 values, one 50 ms budget
     assert len(found) == 50 and {f.rule for f in found} == {"pattern_timeout"}
 
 
@@ -284,9 +284,9 @@ def test_ordinary_and_backreference_patterns_still_decide() -> None:
 def test_pattern_properties_and_additional_properties_are_bounded_on_keys() -> None:
     keyed = {"type": "object", "properties": {"tags": {"type": "object", "patternProperties": {EVIL: {"type": "integer"}},
                                                        "additionalProperties": False}}}
-    start = time.process_time()
+    start = time.thread_time()
     found = pattern_findings(keyed, {"tags": {"a" * 5000 + "b": 1, "aaa": "x"}})
-    assert time.process_time() - start < 1.0
+    assert time.thread_time() - start < 1.0
     assert {(f.path, f.category) for f in found} == {
         (arguments.json_path(["tags", "a" * 5000 + "b"]), Category.UNEXPECTED_ARGUMENT),
         ("$.tags.aaa", Category.TYPE_VIOLATION),
@@ -297,9 +297,9 @@ def test_the_preflight_reads_patterns_against_the_conversation_in_bounded_time()
     """The preflight matches a parameter's pattern against the user's words (is a code said?):
     with ``^(a+)+$`` and 'aaa…ab' Python's re took 4.9 s for 24 a's, doubling with each one."""
     guard = Guard([tool(CODE)])
-    start = time.process_time()
+    start = time.thread_time()
     decision = guard.preflight([("user", "look up the product code " + "a" * 40 + "b please")])
-    assert time.process_time() - start < 1.0
+    assert time.thread_time() - start < 1.0
     assert [f.category for f in decision.findings] == [Category.MISSING_ARGUMENT]
     said = guard.preflight([("user", "look up the product code aaaa please")])
     assert said.call is not None and said.call.args == {"code": "aaaa"}
@@ -307,10 +307,10 @@ def test_the_preflight_reads_patterns_against_the_conversation_in_bounded_time()
 
 def test_a_pattern_too_costly_to_compile_is_refused_at_registration() -> None:
     nested = {"type": "object", "properties": {"code": {"type": "string", "pattern": r"((a{1000}){1000}){1000}\1"}}}
-    start = time.process_time()
+    start = time.thread_time()
     with pytest.raises(ToolSchemaError) as caught:
         ToolRegistry([tool(nested)])
-    assert time.process_time() - start < 1.0
+    assert time.thread_time() - start < 1.0
     assert caught.value.path == "$.properties.code.pattern" and "bounded time" in caught.value.problem
 
 
@@ -321,10 +321,10 @@ def test_a_pattern_too_long_to_compile_cheaply_is_refused_before_it_is_compiled(
         ({"type": "object", "properties": {"tags": {"type": "object", "patternProperties": {long: {}}}}},
          f"$.properties.tags.patternProperties.{long}"),
     ):
-        start = time.process_time()
+        start = time.thread_time()
         with pytest.raises(ToolSchemaError) as caught:
             ToolRegistry([tool(parameters)])
-        assert time.process_time() - start < 0.3  # compiling it would take about 1.5 s
+        assert time.thread_time() - start < 0.3  # compiling it would take about 1.5 s
         assert caught.value.path == path and "longer than the 10000 allowed" in caught.value.problem
 
 
@@ -333,9 +333,9 @@ def test_the_regex_format_is_bounded_too() -> None:
     assert pattern_findings(formatted, {"expr": r"^(a)\1$"}) == []
     (bad,) = pattern_findings(formatted, {"expr": "(("})
     assert bad.category is Category.FORMAT_VIOLATION and bad.rule == "format"
-    start = time.process_time()
+    start = time.thread_time()
     (long,) = pattern_findings(formatted, {"expr": r"(a)\1" * 20_000})
-    assert time.process_time() - start < 1.0
+    assert time.thread_time() - start < 1.0
     assert long.rule == "format_timeout" and "not checked" in long.message
 
 
@@ -346,10 +346,10 @@ UNIQUE = {"type": "object", "properties": {"rows": {"type": "array", "uniqueItem
 
 def test_unique_items_on_thousands_of_objects_is_fast_and_right() -> None:
     rows = [{"id": i, "tags": ["x", i], "meta": {"a": i, "b": None}} for i in range(3000)]
-    start = time.process_time()
+    start = time.thread_time()
     assert pattern_findings(UNIQUE, {"rows": rows}) == []
     (dup,) = pattern_findings(UNIQUE, {"rows": [*rows, {"meta": {"b": None, "a": 7}, "tags": ["x", 7.0], "id": 7}]})
-    assert time.process_time() - start < 2.5
+    assert time.thread_time() - start < 2.5
     assert dup.rule == "uniqueItems" and dup.category is Category.RANGE_VIOLATION
 
 
@@ -385,9 +385,9 @@ def seconds(run: Any) -> float:
     gc.disable()
     try:
         for _ in range(3):
-            start = time.process_time()
+            start = time.thread_time()
             run()
-            best = min(best, time.process_time() - start)
+            best = min(best, time.thread_time() - start)
     finally:
         gc.enable()
     return best
@@ -413,10 +413,10 @@ def test_many_values_against_a_long_enum_cost_values_plus_members() -> None:
     every value with every member: 1,000 bad values against 10,000 members took 5.9 s."""
     long_enum = {"type": "object", "properties": {"xs": {"type": "array", "items": {"enum": [f"m{i}" for i in range(10_000)] + ["New York"]}}}}
     guard = Guard([tool(long_enum)])
-    start = time.process_time()
+    start = time.thread_time()
     assert [f for f in guard.check({"name": "lookup", "args": {"xs": ["m9999"] * 5_000}, "id": "c1"}).findings if f.check == "arguments"] == []
     bad = guard.check({"name": "lookup", "args": {"xs": ["zz"] * 2_000}, "id": "c1"})
-    assert time.process_time() - start < 2.0
+    assert time.thread_time() - start < 2.0
     assert len(bad.findings) == 2_000 and {f.category for f in bad.findings} == {Category.ENUM_VIOLATION}
     assert bad.findings[0].evidence["allowed"][:2] == ["m0", "m1"]
     repaired = guard.check({"name": "lookup", "args": {"xs": ["new_york", "M7"]}, "id": "c1"})
@@ -446,10 +446,10 @@ def test_branches_that_multiply_through_shared_references_are_refused_at_registr
     assert pattern_findings(fanned(8), {"x": 3}) == []
     (finding,) = pattern_findings(fanned(8), {"x": "s"})
     assert finding.path == "$.x"
-    start = time.process_time()
+    start = time.thread_time()
     with pytest.raises(ToolSchemaError) as caught:
         ToolRegistry([tool(fanned(40))])
-    assert time.process_time() - start < 1.0 and "more than 10000 subschemas" in caught.value.problem
+    assert time.thread_time() - start < 1.0 and "more than 10000 subschemas" in caught.value.problem
 
 
 def test_branches_that_multiply_with_the_inputs_depth_stop_at_the_validation_budget() -> None:
@@ -460,9 +460,9 @@ def test_branches_that_multiply_with_the_inputs_depth_stop_at_the_validation_bud
     for _ in range(30):
         value = [value]
     policy = Policy.model_validate({"checks": {"limits": {"validation_timeout_ms": 40}}})
-    start = time.process_time()
+    start = time.thread_time()
     (finding,) = pattern_findings(doubled, {"v": value}, policy)
-    assert time.process_time() - start < 1.0
+    assert time.thread_time() - start < 1.0
     assert finding.category is Category.MALFORMED_ARGUMENTS and finding.rule == "too_costly"
     assert "could not be validated within 40 ms" in finding.message
     shallow: Any = ["x"]
@@ -472,6 +472,6 @@ def test_branches_that_multiply_with_the_inputs_depth_stop_at_the_validation_bud
 def test_a_nested_draft_07_dialect_cannot_switch_the_validator_back_to_plain_re() -> None:
     dialect = {"type": "object", "$schema": "http://json-schema.org/draft-07/schema#",
                "properties": {"code": {"$schema": "http://json-schema.org/draft-07/schema#", "type": "string", "pattern": EVIL}}}
-    start = time.process_time()
+    start = time.thread_time()
     (finding,) = pattern_findings(dialect, {"code": "a" * 40 + "b"})
-    assert time.process_time() - start < 1.0 and finding.rule == "pattern"
+    assert time.thread_time() - start < 1.0 and finding.rule == "pattern"
