@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import reprlib
 import uuid
 from typing import Any
 
@@ -88,7 +89,9 @@ def _jsonable(value: Any) -> Any:
     try:
         return json.loads(json.dumps(value, default=repr))
     except (TypeError, ValueError, RecursionError):
-        return repr(value)
+        # reprlib's repr is bounded in depth and length: a value nested thousands deep, whose
+        # plain repr would recurse as deep, becomes short text the arguments check reports
+        return reprlib.repr(value)
 
 
 class Repair(BaseModel):

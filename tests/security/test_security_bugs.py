@@ -65,3 +65,18 @@ def test_a_year_no_calendar_holds_states_no_date():
 def test_a_switch_named_with_regex_syntax_is_read_as_text(name):
     assert derive("yes", name, [(0, f"please {name} everything")]) is not None
     assert derive("yes", name, [(0, "nothing to see here")]) is None
+
+
+@pytest.mark.parametrize("depth", [900, 5000, 20000])
+def test_arguments_nested_thousands_deep_as_python_objects_are_malformed_never_an_exception(depth):
+    """JSON text that deep was already refused as too deep; a Python dict made the conversion's
+    fallback repr() recurse as deep and RecursionError escaped Guard.check."""
+    nested: dict = {}
+    inner = nested
+    for _ in range(depth):
+        inner["a"] = {}
+        inner = inner["a"]
+    tools = [{"name": "t", "description": "A tool.", "parameters": {"type": "object", "properties": {"a": {"type": "object"}}}}]
+    decision = Guard(tools).check({"name": "t", "args": nested, "id": "c1"})
+    assert decision.action.value == "retry"
+    assert [f.category.value for f in decision.findings] == ["malformed_arguments"]
