@@ -391,12 +391,14 @@ class _Service:
         )
         size = len(escalation.model_dump_json().encode())
         if size > caps.max_payload_bytes:
+            self.telemetry.escalation_refused(decision.escalation_kind)
             return None, f"the question would take {size} bytes, over escalation.max_payload_bytes ({caps.max_payload_bytes})"
         try:
             self.store.put_escalation(
                 escalation, max_pending=caps.max_pending, max_pending_per_thread=caps.max_pending_per_thread
             )
         except EscalationRefused as refused:
+            self.telemetry.escalation_refused(decision.escalation_kind)
             where = " in this thread" if refused.cap == "max_pending_per_thread" else ""
             return None, f"{refused.limit} questions are already waiting for a human{where} (escalation.{refused.cap})"
         if "put_escalation" in failed:

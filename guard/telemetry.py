@@ -93,12 +93,12 @@ OTHER = "other"
 CHECK_SPAN = "guard.check"
 RESUME_SPAN = "guard.escalation.resolve"
 
-EscalationOutcome = Literal["opened", "answered", "approved", "edited", "rejected", "expired"]
+EscalationOutcome = Literal["opened", "refused", "answered", "approved", "edited", "rejected", "expired"]
 CircuitState = Literal["closed", "half_open", "open"]
 
 #: The kinds ``guard.engine`` gives an escalation, plus "mixed" for a batch of several kinds.
 ESCALATION_KINDS = frozenset({"approval", "budget_exhausted", "missing_information", "tool_unavailable", "review", "mixed"})
-_CLOSED_OUTCOMES = frozenset(get_args(EscalationOutcome)) - {"opened"}
+_CLOSED_OUTCOMES = frozenset(get_args(EscalationOutcome)) - {"opened", "refused"}
 #: A resume answer's action -> the escalation outcome it counts as.
 _ANSWER_OUTCOMES: dict[str, EscalationOutcome] = {"answer": "answered", "approve": "approved", "edit": "edited", "reject": "rejected"}
 _TOOL_ERROR_KINDS = frozenset(c.value for c in TOOL_ERROR_CATEGORIES)
@@ -181,6 +181,10 @@ class Telemetry:
 
     def escalation_opened(self, kind: str | None) -> None:
         self.escalations.labels(_kind(kind), "opened").inc()
+
+    def escalation_refused(self, kind: str | None) -> None:
+        """A question not registered: over an ``escalation`` cap or its size limit."""
+        self.escalations.labels(_kind(kind), "refused").inc()
 
     def escalation_closed(self, kind: str | None, outcome: EscalationOutcome, wait_seconds: float | None) -> None:
         """``wait_seconds`` is None where the wait is unknown (a LangGraph resume does not say when
