@@ -47,12 +47,25 @@ def tool_list(registry: ToolRegistry) -> str:
     return shown + (f" and {len(names) - _TOOL_LIST_LIMIT} more" if len(names) > _TOOL_LIST_LIMIT else "")
 
 
+#: Problems listed in one feedback: a call with thousands of bad values gets the first ones and a
+#: count, not a message of megabytes (the decision's findings keep every one).
+_PROBLEM_LIMIT = 20
+
+
+def problem_lines(findings: list[Finding]) -> str:
+    """One line per problem, the first ``_PROBLEM_LIMIT`` of them, then how many more."""
+    lines = [problem_line(f) for f in findings[:_PROBLEM_LIMIT]]
+    if len(findings) > _PROBLEM_LIMIT:
+        lines.append(f"- ... and {len(findings) - _PROBLEM_LIMIT} more problems of the same call")
+    return "\n".join(lines)
+
+
 def feedback(call: ToolCall, findings: list[Finding], policy: Policy, registry: ToolRegistry) -> str:
-    """Feedback for the model: every problem, and the tool list when the tool itself was wrong."""
+    """Feedback for the model: the problems, and the tool list when the tool itself was wrong."""
     t = policy.templates
     text = t.feedback.format(
         tool=call.name or "(no name)",
-        problems="\n".join(problem_line(f) for f in findings),
+        problems=problem_lines(findings),
         tools=tool_list(registry),
         missing=", ".join(missing_values(findings)),
         details="",
@@ -107,7 +120,7 @@ def question(call: ToolCall, findings: list[Finding], policy: Policy, registry: 
 def preflight_feedback(findings: list[Finding], policy: Policy, registry: ToolRegistry) -> str:
     """Why the preflight stops a request before any call: every problem, and the tool list when no
     tool fits."""
-    text = policy.templates.preflight.format(problems="\n".join(problem_line(f) for f in findings), tool="", tools="", missing="", details="")
+    text = policy.templates.preflight.format(problems=problem_lines(findings), tool="", tools="", missing="", details="")
     if any(f.category is Category.NO_SUITABLE_TOOL for f in findings):
         text += "\n" + policy.templates.tools_hint.format(tools=tool_list(registry), tool="", problems="", missing="", details="")
     return text

@@ -80,3 +80,12 @@ def test_arguments_nested_thousands_deep_as_python_objects_are_malformed_never_a
     decision = Guard(tools).check({"name": "t", "args": nested, "id": "c1"})
     assert decision.action.value == "retry"
     assert [f.category.value for f in decision.findings] == ["malformed_arguments"]
+
+
+def test_feedback_lists_the_first_problems_and_counts_the_rest():
+    tools = [{"name": "lookup", "description": "Look numbers up.",
+              "parameters": {"type": "object", "properties": {"xs": {"type": "array", "items": {"type": "integer"}}}}}]
+    decision = Guard(tools).check({"name": "lookup", "args": {"xs": ["a"] * 300}, "id": "c1"})
+    assert len(decision.findings) == 300  # every fault is kept on the decision
+    assert decision.feedback.count("must be integer") == 20
+    assert decision.feedback.endswith("... and 280 more problems of the same call")
