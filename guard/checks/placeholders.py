@@ -19,6 +19,7 @@ from typing import Any
 from guard import schema as schemas
 from guard.checks import CheckContext
 from guard.checks.arguments import child_path, encodable, excerpt, path_label
+from guard.checks.risk import CONFIDENCE, risk_of
 from guard.models import Finding
 from guard.normalise import normalise_text, parse_bool
 from guard.taxonomy import Category
@@ -87,8 +88,27 @@ def check(ctx: CheckContext) -> list[Finding]:
         else:
             hit = _placeholder(value, sub, required, grounding)
             if hit is not None:
-                findings.append(_finding(tool, path, value, *hit))
+                finding = _finding(tool, path, value, *hit)
+                if hit[0] == "description_example":
+                    finding = _weighed(finding, sub)
+                findings.append(finding)
     return findings
+
+
+def _last_name(path: str) -> str:
+    """The innermost parameter name of a JSON path ("$.trip.stops[0].city" -> "city")."""
+    names = re.findall(r"[^.\[\]'\"$]+", re.sub(r"\[\d+\]", "", path))
+    return names[-1] if names else ""
+
+
+def _weighed(finding: Finding, schema: dict[str, Any] | None) -> Finding:
+    """A description's example used as the value is a placeholder for certain only where an
+    invented value does harm (``guard.checks.risk``: an identifier, contact, amount...); an example
+    that is one of the usual choices ("hourly", "fastest", "high") is as often what was meant."""
+    risk = risk_of(_last_name(finding.path), [schema] if isinstance(schema, dict) else [], finding.value)
+    confidence = risk.confidence if risk.level == "consequential" else CONFIDENCE["derivable"]
+    evidence = {**finding.evidence, "risk": risk.level}
+    return finding.model_copy(update={"confidence": confidence, "evidence": evidence})
 
 
 def _children_of_object(value: dict[Any, Any], schema: dict[str, Any] | None, path: str) -> list[_Node]:

@@ -131,3 +131,32 @@ def test_a_question_or_query_in_the_models_words_is_derivable_only_when_it_echoe
 )
 def test_a_measure_that_differs_from_the_number_stated_for_it_is_no_derivation(name, value, said):
     assert risk_of(name, [{}], value, said).level == "ordinary"
+
+
+def _example_tool(name: str, description: str, schema_type: str = "string") -> list[dict]:
+    return [{"name": "configure", "description": "Configure a service.",
+             "parameters": {"type": "object", "properties": {name: {"type": schema_type, "description": description}},
+                            "required": [name]}}]
+
+
+@pytest.mark.parametrize(
+    ("name", "description", "value", "said", "action"),
+    [
+        # the usual choices a description offers as its example: what was meant as often as not
+        ("refreshRate", "How often to refresh, e.g. 'hourly'.", "hourly", "Keep the dashboard up to date.", Action.WARN),
+        ("routePreference", "Route preference, such as 'fastest'.", "fastest", "Get me there as quickly as possible.", Action.WARN),
+        ("encryption_level", "Encryption level, e.g. 'high'.", "high", "Send the file securely.", Action.WARN),
+        # an example where an invented value does harm is still asked about
+        ("order_id", "The order's id, e.g. 'ORD-1234'.", "ORD-1234", "Where is my order?", Action.ASK_HUMAN),
+        ("recipient_email", "Who receives it, e.g. 'jane@corp.io'.", "jane@corp.io", "Mail the report.", Action.ASK_HUMAN),
+        ("account_number", "The account to pay into, e.g. 'DE89 3704 0044'.", "DE89 3704 0044", "Pay the invoice.", Action.ASK_HUMAN),
+    ],
+)
+def test_a_description_example_as_value_is_weighed_by_what_is_at_stake(name, description, value, said, action):
+    schema_type = "number" if isinstance(value, (int, float)) else "string"
+    decision = Guard(_example_tool(name, description, schema_type)).check(
+        {"name": "configure", "args": {name: value}, "id": "c1"}, [{"role": "user", "content": said}]
+    )
+    example = [f for f in decision.findings if f.rule == "description_example"]
+    assert example, decision.findings
+    assert decision.action is action
