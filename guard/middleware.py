@@ -280,10 +280,16 @@ def _on_an_event_loop() -> bool:
 def _shared_id(messages: list[Any], call: Any) -> Finding | None:
     """The duplicate-id finding when another call of this call's batch (the latest AI message
     that proposed it) has the same id: LangChain wraps each call alone, so the batch is read here."""
-    this = ToolCall.from_any(call)
+    this = ToolCall.from_any(call).id
+    if this is None:
+        return None
     for message in reversed(messages):
         proposed = getattr(message, "tool_calls", None) or (message.get("tool_calls") if isinstance(message, dict) else None)
-        if proposed and any(ToolCall.from_any(c).id == this.id for c in proposed):
-            calls = [ToolCall.from_any(c) for c in proposed]
-            return next((f for i, f in duplicate_ids(calls).items() if calls[i].id == this.id), None)
+        ids = [str(c.get("id")) if isinstance(c, dict) and c.get("id") is not None else None for c in proposed or []]
+        if this not in ids:
+            continue
+        if ids.count(this) < 2:  # the common case: no copy of the arguments is made
+            return None
+        calls = [ToolCall.from_any(c) for c in proposed]
+        return next((f for i, f in duplicate_ids(calls).items() if calls[i].id == this), None)
     return None

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 from guard.checks.relevance import STOPWORDS, stem
@@ -112,8 +113,11 @@ def _number_stated_for(words: set[str], said: str) -> bool:
     return re.search(near, said.lower()) is not None
 
 
-def _stems(text: str) -> set[str]:
-    return {stem(w) for w in re.findall(r"[a-z]{3,}", text.lower()) if w not in STOPWORDS}
+@lru_cache(maxsize=8)  # a few conversations (bodies are capped at 1 MB), not one per call
+def _stems(text: str) -> frozenset[str]:
+    """Content-word stems of a text; cached, since every unstated value of a call reads the same
+    conversation."""
+    return frozenset(stem(w) for w in re.findall(r"[a-z]{3,}", text.lower()) if w not in STOPWORDS)
 
 
 def _echoes(value: str, said: str) -> bool:
