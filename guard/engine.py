@@ -106,10 +106,11 @@ class Guard:
 
     def refuse(self, call: Any, finding: Finding, state: GuardState | None = None) -> Decision:
         """The decision on a call that must not run whatever the policy says of its category (a
-        batch fault such as a shared id): the policy's action, or retry where that would run it."""
+        batch fault such as a shared id): the policy's action when it is retry or block, else retry
+        (an allow would run it, and a human's approval would be re-checked without the batch)."""
         call = ToolCall.from_any(call)
         decision = self._decide(call, [finding], None, state or GuardState(), approved=False)
-        if not decision.runs:
+        if decision.action in (Action.RETRY, Action.BLOCK):
             return decision
         feedback = render.feedback(call, [finding], self.policy, self.registry)
         return decision.model_copy(update={"action": Action.RETRY, "repaired_call": None, "feedback": feedback})

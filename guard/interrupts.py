@@ -27,6 +27,8 @@ from langgraph.types import interrupt
 Ask = Callable[[dict[str, Any]], Any]
 
 _INTERRUPT_WRITE = "__interrupt__"
+#: The task's latest interrupt is not a guard question (a tool asked its own).
+_OTHERS: dict[str, Any] = {"type": "other"}
 
 
 class BoundAsk:
@@ -56,6 +58,11 @@ class BoundAsk:
         if self._asked is False:
             self._asked = self._reader()
         asked = self._asked
+        if asked is _OTHERS:
+            # this task's latest question is someone else's (the tool's own interrupt after the
+            # guard let it run): the guard's questions were asked and answered earlier in this
+            # same task, on the same state, so their answers stand
+            return True
         if not isinstance(asked, dict) or not isinstance(asked.get("ask"), dict):
             return False  # this task asked nothing: the answer was meant for another question
         last = asked["ask"].get("index")
@@ -113,7 +120,9 @@ def _locate() -> tuple[Any, dict[str, Any], str] | None:
 
 
 def _question(saved: Any, task_id: str) -> dict[str, Any] | None:
-    """The guard question among the task's pending interrupt writes of a checkpoint tuple."""
+    """The guard question among the task's pending interrupt writes of a checkpoint tuple;
+    ``_OTHERS`` when the task's latest interrupt is not the guard's; None when it asked nothing."""
+    others = False
     for write in getattr(saved, "pending_writes", None) or []:
         if write[0] == task_id and write[1] == _INTERRUPT_WRITE:
             interrupts = write[2] if isinstance(write[2], (list, tuple)) else [write[2]]
@@ -121,4 +130,5 @@ def _question(saved: Any, task_id: str) -> dict[str, Any] | None:
                 value = getattr(item, "value", item)
                 if isinstance(value, dict) and value.get("type") == "guard.escalation":
                     return value
-    return None
+                others = True
+    return _OTHERS if others else None

@@ -28,6 +28,7 @@ import base64
 import hashlib
 import ipaddress
 import json
+import math
 import logging
 import os
 import re
@@ -484,12 +485,12 @@ class _Service:
                 "type": f"edit_{f.category.value}",
                 "loc": ("body", "args", *_path_parts(f.path)),
                 "msg": f.message,
-                "input": args,
+                "input": None,  # the whole edit once per fault would make the answer quadratic
                 "ctx": {"tool": tool, "path": f.path},
             }
             for f in findings
             if f.repair is None
-        ]
+        ][:50]
         if errors:
             raise RequestValidationError(errors)
 
@@ -546,9 +547,9 @@ def _decode_cursor(cursor: str | None) -> PageCursor | None:
         return None
     try:
         expires_at, escalation_id = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        if isinstance(expires_at, (int, float)) and isinstance(escalation_id, str):
+        if isinstance(expires_at, (int, float)) and isinstance(escalation_id, str) and math.isfinite(float(expires_at)):
             return float(expires_at), escalation_id
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, OverflowError):  # 10**400 overflows float()
         pass
     error = {"type": "cursor", "loc": ("query", "cursor"), "msg": "not a cursor this service returned", "input": cursor}
     raise RequestValidationError([error])

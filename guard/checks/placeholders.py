@@ -67,7 +67,8 @@ _MAX_EXAMPLE_LENGTH = 40
 _MIN_FACT_LENGTH = 4
 
 #: A value to look at: the value, its schema (None: undescribed), its path, whether required.
-_Node = tuple[Any, dict[str, Any] | None, str, bool]
+#: (value, its schema, its path, required, the name of the innermost key it sits under)
+_Node = tuple[Any, dict[str, Any] | None, str, bool, str]
 
 
 def check(ctx: CheckContext) -> list[Finding]:
@@ -78,34 +79,28 @@ def check(ctx: CheckContext) -> list[Finding]:
     tool = ctx.spec.name if ctx.spec is not None else ctx.call.name
     grounding = _Grounding(ctx)
     findings: list[Finding] = []
-    stack: list[_Node] = [(ctx.args, schema, "$", False)]
+    stack: list[_Node] = [(ctx.args, schema, "$", False, "")]
     while stack:
-        value, sub, path, required = stack.pop()
+        value, sub, path, required, name = stack.pop()
         if isinstance(value, dict):
             stack.extend(_children_of_object(value, sub, path))
         elif isinstance(value, list):
-            stack.extend(_children_of_array(value, sub, path))
+            stack.extend(_children_of_array(value, sub, path, name))
         else:
             hit = _placeholder(value, sub, required, grounding)
             if hit is not None:
                 finding = _finding(tool, path, value, *hit)
                 if hit[0] == "description_example":
-                    finding = _weighed(finding, sub)
+                    finding = _weighed(finding, sub, name)
                 findings.append(finding)
     return findings
 
 
-def _last_name(path: str) -> str:
-    """The innermost parameter name of a JSON path ("$.trip.stops[0].city" -> "city")."""
-    names = re.findall(r"[^.\[\]'\"$]+", re.sub(r"\[\d+\]", "", path))
-    return names[-1] if names else ""
-
-
-def _weighed(finding: Finding, schema: dict[str, Any] | None) -> Finding:
+def _weighed(finding: Finding, schema: dict[str, Any] | None, name: str) -> Finding:
     """A description's example used as the value is a placeholder for certain only where an
     invented value does harm (``guard.checks.risk``: an identifier, contact, amount...); an example
     that is one of the usual choices ("hourly", "fastest", "high") is as often what was meant."""
-    risk = risk_of(_last_name(finding.path), [schema] if isinstance(schema, dict) else [], finding.value)
+    risk = risk_of(name, [schema] if isinstance(schema, dict) else [], finding.value)
     confidence = risk.confidence if risk.level == "consequential" else CONFIDENCE["derivable"]
     evidence = {**finding.evidence, "risk": risk.level}
     return finding.model_copy(update={"confidence": confidence, "evidence": evidence})
@@ -122,14 +117,14 @@ def _children_of_object(value: dict[Any, Any], schema: dict[str, Any] | None, pa
     for key, item in reversed(list(value.items())):
         sub = props.get(key) if key in props else extra
         sub = sub if isinstance(sub, dict) else None
-        children.append((item, sub, child_path(path, key), key in required))
+        children.append((item, sub, child_path(path, key), key in required, str(key)))
     return children
 
 
-def _children_of_array(value: list[Any], schema: dict[str, Any] | None, path: str) -> list[_Node]:
+def _children_of_array(value: list[Any], schema: dict[str, Any] | None, path: str, name: str) -> list[_Node]:
     items = schema.get("items") if schema else None
     sub = items if isinstance(items, dict) else None
-    return [(item, sub, child_path(path, i), False) for i, item in reversed(list(enumerate(value)))]
+    return [(item, sub, child_path(path, i), False, name) for i, item in reversed(list(enumerate(value)))]
 
 
 def _placeholder(

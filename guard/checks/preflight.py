@@ -1199,10 +1199,13 @@ _REQUEST_WORDS = frozenset(
 
 def _pattern_in(pattern: str, texts: list[_Text]) -> str | None:
     """Words of the conversation that fit the parameter's pattern by themselves."""
-    unanchored = r"(?<![\w-])(?:" + pattern.removeprefix("^").removesuffix("$") + r")(?![\w-])"
+    inner = r"(?:" + pattern.removeprefix("^").removesuffix("$") + r")"
+    # a mention is matched whole, so it needs no lookaround and RE2 (linear, no budget) takes it;
+    # only the search in running text needs the lookbehind that sends it to the timed engine
+    unanchored = r"(?<![\w-])" + inner + r"(?![\w-])"
     for text in texts:  # bounded: a match that cannot be decided in time is no match
         for mention in text.mentions:
-            if schemas.find(unanchored, mention.text, full=True) is not None:
+            if schemas.find(inner, mention.text, full=True) is not None:
                 return mention.text
         if (hit := schemas.find(unanchored, text.raw)) is not None:
             return hit

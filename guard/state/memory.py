@@ -218,7 +218,7 @@ class MemoryStore(StateStore):
         resolution = EXPIRED_RESOLUTION if default_resolution is None else default_resolution
         with self._lock:
             now = self._clock() if now is None else now
-            due = self._pending[: bisect.bisect_right(self._pending, (now, _LAST))][:limit]
+            due = self._pending[: min(bisect.bisect_right(self._pending, (now, _LAST)), limit)]  # no copy of the backlog
             expired = [self._close(self._escalations[eid], "expired", copy.deepcopy(resolution), now) for _, eid in due]
             while self._forget and self._forget[0][0] <= now and limit > 0:
                 _, eid = heapq.heappop(self._forget)

@@ -206,3 +206,35 @@ def test_the_preflight_node_applies_an_answer_only_to_its_question():
     result = app.invoke(Command(resume={"preflight": {"action": "answer", "values": {"date": "2026-12-01"}}}), config)
     again = question(result)
     assert again["requests"][0]["args"]["to_city"] == "Havana" != first["requests"][0]["args"]["to_city"]
+
+
+def test_a_tool_that_asks_its_own_question_after_an_approval_gets_its_answer():
+    """The guard's question, then the tool's own interrupt in the same task: LangGraph keeps only
+    the task's latest interrupt, and the approval given before it still stands."""
+    from langchain_core.tools import tool
+    from langgraph.types import interrupt
+
+    ran: list[str] = []
+
+    @tool
+    def transfer_money(to_account: str, amount: float) -> str:
+        """Transfer an amount of money to an account."""
+        code = interrupt("the bank's one-time code?")
+        ran.append(f"{to_account}:{amount}:{code}")
+        return "ok"
+
+    agent = node_agent([transfer_money], [ai_call("transfer_money", ASKED, "pay")])
+    config = {"configurable": {"thread_id": "own-question"}}
+    agent.invoke({"messages": [("user", "Send 50 to ACC-1.")]}, config)
+    second = agent.invoke(Command(resume={"pay": {"action": "approve"}}), config)
+    assert second["__interrupt__"][0].value == "the bank's one-time code?"
+    agent.invoke(Command(resume="123456"), config)
+    assert ran == ["ACC-1:50.0:123456"]
+
+
+def test_calls_sharing_an_id_are_never_put_to_a_human_who_could_approve_them(travel_tools, calls):
+    policy = {**FAST, "actions": {"malformed_arguments": "ask_human"}}
+    script = [ai_call("transfer_money", ASKED, "dup", ("get_weather", {"city": "Oslo"}, "dup"))]
+    result = node_agent(travel_tools, script, policy).invoke({"messages": [("user", "Send 50 to ACC-1 and the weather.")]},
+                                                             {"configurable": {"thread_id": "dup-ask"}})
+    assert "__interrupt__" not in result and calls.log == []

@@ -89,3 +89,18 @@ def test_feedback_lists_the_first_problems_and_counts_the_rest():
     assert len(decision.findings) == 300  # every fault is kept on the decision
     assert decision.feedback.count("must be integer") == 20
     assert decision.feedback.endswith("... and 280 more problems of the same call")
+
+
+@pytest.mark.parametrize("after", [[10**400, "x"], [float("nan"), "x"], [float("inf"), "x"]])
+def test_a_forged_page_cursor_is_a_422_never_a_500(after):
+    import base64
+    import json
+
+    from fastapi.testclient import TestClient
+
+    from guard.service import create_app
+    from guard.state import MemoryStore
+
+    cursor = base64.urlsafe_b64encode(json.dumps(after).encode()).decode()
+    answer = TestClient(create_app(store=MemoryStore(), token="")).get("/v1/escalations", params={"cursor": cursor})
+    assert answer.status_code == 422 and answer.json()["detail"][0]["type"] == "cursor"
