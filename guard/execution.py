@@ -120,16 +120,16 @@ def _retry_kwargs(policy: Policy, tool: str | None) -> dict[str, Any]:
     }
 
 
+try:  # resolved once: a failed import is not cached, and this runs on every failed attempt
+    from langgraph.errors import is_invalid_resume as _marked_invalid_resume
+except ImportError:  # a langgraph that never marks resume errors
+    _marked_invalid_resume = None
+
+
 def is_invalid_resume(error: BaseException | None) -> bool:
     """A resume value that does not match an interrupt's ``response_schema``: ToolNode re-raises
     it whatever ``handle_tool_errors`` says, so the question can be answered again; never retried."""
-    if error is None:
-        return False
-    try:
-        from langgraph.errors import is_invalid_resume as marked
-    except ImportError:  # a langgraph that never marks resume errors
-        return False
-    return bool(marked(error))
+    return error is not None and _marked_invalid_resume is not None and bool(_marked_invalid_resume(error))
 
 
 OnFailure = Callable[[str | None, Finding], None]

@@ -33,7 +33,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 #: Bytes after which a UTF-8 body may hold what ``problems_in_json`` looks for; no match, no problem.
-_SUSPECT = re.compile(rb"\\u(?:0000|[dD][89a-fA-F])|\xed[\xa0-\xbf]|NaN|Infinity|\d{200,}|[eE][+-]?\d{3}")
+_SUSPECT = re.compile(rb"\\u(?:0000|[dD][89a-fA-F])|\xed[\xa0-\xbf]|NaN|Infinity|\d{200,}|\d[eE][+-]?\d{3}")
 _BAD_CHAR = re.compile("[\x00\ud800-\udfff]")
 _SURROGATES = re.compile("[\ud800-\udfff]")
 #: How deep an echoed error input is rendered before it is cut ("…").

@@ -415,9 +415,9 @@ def test_many_values_against_a_long_enum_cost_values_plus_members() -> None:
     guard = Guard([tool(long_enum)])
     start = time.thread_time()
     assert [f for f in guard.check({"name": "lookup", "args": {"xs": ["m9999"] * 5_000}, "id": "c1"}).findings if f.check == "arguments"] == []
-    bad = guard.check({"name": "lookup", "args": {"xs": ["zz"] * 2_000}, "id": "c1"})
+    bad = guard.check({"name": "lookup", "args": {"xs": ["zz"] * 500}, "id": "c1"})
     assert time.thread_time() - start < 2.0
-    assert len(bad.findings) == 2_000 and {f.category for f in bad.findings} == {Category.ENUM_VIOLATION}
+    assert len(bad.findings) == 500 and {f.category for f in bad.findings} == {Category.ENUM_VIOLATION}
     assert bad.findings[0].evidence["allowed"][:2] == ["m0", "m1"]
     repaired = guard.check({"name": "lookup", "args": {"xs": ["new_york", "M7"]}, "id": "c1"})
     assert repaired.call_to_run is not None and repaired.call_to_run.args == {"xs": ["New York", "m7"]}
