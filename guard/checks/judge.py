@@ -54,6 +54,7 @@ from pydantic import BaseModel, Field
 from guard.checks import preflight as preflight_check
 from guard.checks.grounding import nearest
 from guard.conversation import Conversation
+from guard.extras import install_hint
 from guard.models import Finding, ToolCall, short_hash
 from guard.policy import JudgeConfig, Policy, PolicyError
 from guard.registry import ToolRegistry, ToolSpec
@@ -396,7 +397,7 @@ def resolve_model(spec: str) -> Any:
         from langchain.chat_models import init_chat_model
     except ImportError as exc:
         raise ImportError(
-            f"the judge model {spec!r} is resolved with langchain's init_chat_model: pip install 'guard[langchain]'"
+            f"the judge model {spec!r} is resolved with langchain's init_chat_model: {install_hint('langchain')}"
         ) from exc
     try:
         return init_chat_model(name, model_provider=provider)
