@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import time
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -236,8 +237,14 @@ def finish(
     return attempt.result
 
 
-def stamp(result: Any, decision: Decision | None) -> Any:
-    """Merge the pre-call decision into the record the executor left on an executed call."""
+def stamp(result: Any, decision: Decision | None, *, as_proposed: bool = False) -> Any:
+    """Merge the pre-call decision into the record the executor left on an executed call.
+
+    ``as_proposed``: the model's own call ran, unchanged. When, besides, the guard has nothing to
+    say about it (allowed with no finding, warning, repair or judgement, one attempt, no failure)
+    no record is kept: the message is ToolNode's, byte for byte. Nothing is lost by that: budgets
+    and the repetition check read only records of calls the guard stopped or that failed, and the
+    decision itself still reaches the span, the metrics and the decision log."""
     if decision is None or not isinstance(result, ToolMessage):
         return result
     post = result.response_metadata.get(METADATA_KEY) or {}
@@ -245,8 +252,26 @@ def stamp(result: Any, decision: Decision | None) -> Any:
     merged["action"] = decision.action.value
     if decision.repaired_call is not None and decision.feedback:
         merged["note"] = decision.feedback
+    if as_proposed and not decision.judgements and _nothing_to_say(merged):
+        result.response_metadata.pop(METADATA_KEY, None)
+        return result
     result.response_metadata[METADATA_KEY] = merged
     return result
+
+
+def _nothing_to_say(merged: dict[str, Any]) -> bool:
+    """A record of a call the guard let run as it was, that ran once and did not fail."""
+    return (
+        merged.get("action") == Action.ALLOW.value
+        and not merged.get("categories")
+        and not merged.get("repairs")
+        and not merged.get("warnings")
+        and "note" not in merged
+        and merged.get("attempts", 1) == 1
+        and not merged.get("attempt_errors")
+        and "outcome" not in merged
+        and "raised" not in merged
+    )
 
 
 #: What LangGraph's ToolNode (and LangChain's tool node) refuses by itself: a tool it lacks, and
@@ -291,6 +316,98 @@ def stamp_left(result: Any, decision: Decision) -> Any:
     if isinstance(result, ToolMessage) and result.status != "error":
         result.response_metadata[METADATA_KEY].update(action=Action.ALLOW.value, note="served by an interceptor")
     return result
+
+
+# -- what GuardedToolNode and GuardMiddleware share ---------------------------------------------
+
+
+def injected_names(injected: Any) -> frozenset[str]:
+    """The argument names a tool node injects into one tool (state keys, store, runtime), from
+    LangGraph's record of them (``ToolNode._injected_args[name]``, ``_get_all_injected_args``)."""
+    if injected is None:
+        return frozenset()
+    return frozenset({*injected.state, *(n for n in (injected.store, injected.runtime) if n)})
+
+
+def injected_into(tool: Any) -> frozenset[str]:
+    """The arguments the tool node injects into this tool (state, store, runtime)."""
+    if tool is None:
+        return frozenset()
+    try:
+        from langgraph.prebuilt.tool_node import _get_all_injected_args
+    except ImportError:  # pragma: no cover - a langgraph without it
+        return frozenset()
+    return injected_names(_get_all_injected_args(tool))
+
+
+def for_the_guard(raw: Any, injected: Collection[str]) -> ToolCall:
+    """The call as the guard judges it: without the arguments the tool node injects (``injected``),
+    whose model-given values it overwrites."""
+    call = ToolCall.from_any(raw)
+    if not injected or not isinstance(call.args, dict) or not set(injected) & set(call.args):
+        return call
+    return call.model_copy(update={"args": {k: v for k, v in call.args.items() if k not in injected}})
+
+
+def call_to_run(decision: Decision, proposed: dict[str, Any] | None, injected: Collection[str]) -> tuple[dict[str, Any], bool]:
+    """The call to run, and whether it is the model's own: where the guard changed nothing (the
+    call it judged is the call it lets run), the model's call as proposed (the arguments the tool
+    node injects, which the guard does not judge, included); else the repaired or edited call."""
+    call = decision.call_to_run.to_langchain()
+    if proposed is not None and for_the_guard(proposed, injected).to_langchain() == call:
+        return proposed, True
+    return call, False
+
+
+def left_to_tool_node(decision: Decision, tool: Any, injected: Collection[str]) -> bool:
+    """A call the guard would send back only for what the tool node itself refuses (a tool it lacks,
+    ``tool`` None; arguments the tool's own schema rejects) goes to the tool node as proposed: its
+    text, ``handle_tool_errors`` and the user's interceptors deal with it (an interceptor may serve
+    a tool the node lacks), and the guard's decision is recorded on the answer."""
+    if tool is None:
+        return refused_only_for(decision, unknown=True)
+    return refused_only_for(decision, unknown=False) and schema_rejects(tool, decision.call.args, injected)
+
+
+def traced_check(guard: Any, telemetry: Any, call: ToolCall, conversation: Any, state: Any) -> Decision:
+    """``guard.check``, in a ``guard.check`` span with its metrics when ``telemetry`` is given."""
+    if telemetry is None:
+        return guard.check(call, conversation, state)
+    return telemetry.traced_check(
+        lambda: guard.check(call, conversation, state), call.name, call.id, state.retries_of(call.signature)
+    )
+
+
+def tool_errors_to(telemetry: Any) -> OnFailure:
+    """The ``on_failure`` of the executors: each failed attempt counted in the telemetry's metrics."""
+
+    def on_failure(tool: str | None, finding: Finding) -> None:
+        if telemetry is not None:
+            telemetry.record_tool_error(tool, finding.category)
+
+    return on_failure
+
+
+def log_observed(log: logging.Logger, decision: Decision) -> None:
+    """The decision log of observe mode: what enforcing would have done, one line per call."""
+    level = logging.DEBUG if decision.action is Action.ALLOW else logging.INFO
+    log.log(
+        level, "guard (observe): would %s call %s to %s (%s)", decision.action.value, decision.call.id,
+        decision.call.name, ", ".join(c.value for c in decision.categories) or "no findings",
+        extra={"guard_decision": decision.decision_id, "guard_action": decision.action.value},
+    )
+
+
+def observe(log: logging.Logger, decide: Callable[[], Iterable[Decision]]) -> None:
+    """Observe mode: make the decisions and log them; ask no one, change nothing. A failure of the
+    guard itself is logged, never raised (``GraphBubbleUp`` is LangGraph's, and passes)."""
+    try:
+        for decision in decide():
+            log_observed(log, decision)
+    except GraphBubbleUp:
+        raise
+    except Exception:
+        log.exception("guard (observe mode): the check failed; the calls run as they would without the guard")
 
 
 def without_injected(registry: Any, name: str, injected: Collection[str]) -> None:

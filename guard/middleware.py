@@ -21,7 +21,6 @@ from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import ToolMessage
-from langgraph.errors import GraphBubbleUp
 from langgraph.types import interrupt
 
 from guard.budgets import GuardState
@@ -32,17 +31,21 @@ from guard.escalation import settle
 from guard.interrupts import BoundAsk, aasked_by_this_task, resuming
 from guard.execution import (
     arun_with_backoff,
+    call_to_run,
     closed_message,
+    for_the_guard,
+    injected_into,
+    left_to_tool_node,
+    observe,
     refused_message,
-    refused_only_for,
     run_with_backoff,
-    schema_rejects,
     stamp,
     stamp_left,
+    tool_errors_to,
+    traced_check,
     without_injected,
 )
 from guard.models import Decision, Finding, ToolCall
-from guard.node import log_observed
 from guard.policy import Policy, load_policy
 from guard.registry import ToolRegistry
 
@@ -111,12 +114,8 @@ class GuardMiddleware(AgentMiddleware):
                 self._guard = Guard(ToolRegistry(tools), self.policy)
         return self._guard
 
-    def _decide(
-        self, request: Any, asked: Callable[[], dict[str, Any] | None] | None = None
-    ) -> tuple[Guard, Decision | ToolMessage, bool]:
-        """The decision to run the call (and whether it is left to the tool node's own refusal),
-        or the message that answers it. ``asked`` reads back the question this task asked before
-        (``guard.interrupts``)."""
+    def _judge(self, request: Any) -> tuple[Guard, Decision, Conversation, GuardState]:
+        """The guard's decision on the call, before anyone is asked (what observe mode records)."""
         guard = self.guard_for(request)
         tool = getattr(request, "tool", None)
         injected = self._injected(tool)
@@ -128,27 +127,30 @@ class GuardMiddleware(AgentMiddleware):
         messages = state.get("messages", []) if isinstance(state, dict) else getattr(state, "messages", [])
         conversation = Conversation.from_messages(messages)
         budgets = GuardState.from_conversation(conversation)
-        call = _for_the_guard(request.tool_call, injected)
+        call = for_the_guard(request.tool_call, injected)
         if _rewritten_outside(messages, request.tool_call):
             guard = self._reviewed(guard)
         shared = _shared_id(messages, request.tool_call)
         if shared is not None:
-            decision = guard.refuse(call, shared, budgets)
-        else:
-            decision = self._check(guard, call, conversation, budgets)
-        if self.observing:
-            log_observed(decision)
-            return guard, decision, False
+            return guard, guard.refuse(call, shared, budgets), conversation, budgets
+        return guard, traced_check(guard, self.telemetry, call, conversation, budgets), conversation, budgets
+
+    def _decide(
+        self, request: Any, asked: Callable[[], dict[str, Any] | None] | None = None
+    ) -> tuple[Guard, Decision | ToolMessage, bool]:
+        """The decision to run the call (and whether it is left to the tool node's own refusal),
+        or the message that answers it. ``asked`` reads back the question this task asked before
+        (``guard.interrupts``)."""
+        guard, decision, conversation, budgets = self._judge(request)
         settled, closed = settle(guard, [decision], conversation, budgets, ask=BoundAsk(interrupt, asked))
         if closed:
             return guard, closed_message(closed[0]), False
         decision = settled[0]
         if decision.runs:
             return guard, decision, False
-        if tool is None and refused_only_for(decision, unknown=True):
+        tool = getattr(request, "tool", None)
+        if left_to_tool_node(decision, tool, self._injected(tool)):
             return guard, decision, True  # an interceptor may serve it; else the tool node answers
-        if tool is not None and refused_only_for(decision, unknown=False) and schema_rejects(tool, decision.call.args, injected):
-            return guard, decision, True
         return guard, refused_message(decision), False
 
     def _reviewed(self, guard: Guard) -> Guard:
@@ -171,67 +173,47 @@ class GuardMiddleware(AgentMiddleware):
         if cached is None or cached[0] is not tool:
             if len(self._injected_of) >= 1024:  # tools made afresh per request: keep the cache bounded
                 self._injected_of.clear()
-            cached = self._injected_of[id(tool)] = (tool, _injected(tool))
+            cached = self._injected_of[id(tool)] = (tool, injected_into(tool))
         return cached[1]
-
-    def _check(self, guard: Guard, call: Any, conversation: Conversation, budgets: GuardState) -> Decision:
-        if self.telemetry is None:
-            return guard.check(call, conversation, budgets)
-        tc = ToolCall.from_any(call)
-        return self.telemetry.traced_check(
-            lambda: guard.check(call, conversation, budgets), tc.name, tc.id, budgets.retries_of(tc.signature)
-        )
 
     def _observe(self, request: Any) -> None:
         """Observe mode: check and record the call; a failure of the guard itself is only logged."""
-        try:
-            self._decide(request)
-        except GraphBubbleUp:
-            raise
-        except Exception:
-            _log.exception("guard (observe mode): the check failed; the call runs as it would without the guard")
-
-    def _on_failure(self, tool: str | None, finding: Finding) -> None:
-        if self.telemetry is not None:
-            self.telemetry.record_tool_error(tool, finding.category)
+        observe(_log, lambda: [self._judge(request)[1]])
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        on_failure = tool_errors_to(self.telemetry)
         if self.observing:
             self._observe(request)
-            return run_with_backoff(request.tool_call, request, handler, self.policy, on_failure=self._on_failure, observe=True)
+            return run_with_backoff(request.tool_call, request, handler, self.policy, on_failure=on_failure, observe=True)
         guard, outcome, left = self._decide(request)
         if isinstance(outcome, ToolMessage):
             return outcome
         if left:
             return stamp_left(handler(request), outcome)
-        call, request = self._to_run(outcome, request)
-        result = run_with_backoff(call, request, handler, guard.policy, sleep=self._sleep, on_failure=self._on_failure)
-        return stamp(result, outcome)
+        call, request, own = self._to_run(outcome, request)
+        result = run_with_backoff(call, request, handler, guard.policy, sleep=self._sleep, on_failure=on_failure)
+        return stamp(result, outcome, as_proposed=own)
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
         await self.apolicy()
+        on_failure = tool_errors_to(self.telemetry)
         if self.observing:
             self._observe(request)
-            return await arun_with_backoff(
-                request.tool_call, request, handler, self.policy, on_failure=self._on_failure, observe=True
-            )
+            return await arun_with_backoff(request.tool_call, request, handler, self.policy, on_failure=on_failure, observe=True)
         asked = await aasked_by_this_task() if resuming() else None
         guard, outcome, left = self._decide(request, lambda: asked)
         if isinstance(outcome, ToolMessage):
             return outcome
         if left:
             return stamp_left(await handler(request), outcome)
-        call, request = self._to_run(outcome, request)
-        result = await arun_with_backoff(call, request, handler, guard.policy, sleep=self._asleep, on_failure=self._on_failure)
-        return stamp(result, outcome)
+        call, request, own = self._to_run(outcome, request)
+        result = await arun_with_backoff(call, request, handler, guard.policy, sleep=self._asleep, on_failure=on_failure)
+        return stamp(result, outcome, as_proposed=own)
 
-    def _to_run(self, decision: Decision, request: Any) -> tuple[dict[str, Any], Any]:
-        """The call to run and its request: the model's own request when the guard changed nothing
-        (the arguments the tool node injects, which the guard does not judge, included)."""
-        call = decision.call_to_run.to_langchain()
-        if _for_the_guard(request.tool_call, self._injected(getattr(request, "tool", None))).to_langchain() == call:
-            return request.tool_call, request
-        return call, request.override(tool_call=call)
+    def _to_run(self, decision: Decision, request: Any) -> tuple[dict[str, Any], Any, bool]:
+        """The call to run, its request, and whether it is the model's own (``call_to_run``)."""
+        call, own = call_to_run(decision, request.tool_call, self._injected(getattr(request, "tool", None)))
+        return call, (request if own else request.override(tool_call=call)), own
 
 
 def _rewritten_outside(messages: list[Any], call: Any) -> bool:
@@ -246,27 +228,6 @@ def _rewritten_outside(messages: list[Any], call: Any) -> bool:
             if original.id == this.id:
                 return (original.name, original.args) != (this.name, this.args)
     return False
-
-
-def _injected(tool: Any) -> frozenset[str]:
-    """The arguments the tool node injects into this tool (state, store, runtime)."""
-    if tool is None:
-        return frozenset()
-    try:
-        from langgraph.prebuilt.tool_node import _get_all_injected_args
-    except ImportError:  # pragma: no cover - a langgraph without it
-        return frozenset()
-    injected = _get_all_injected_args(tool)
-    return frozenset({*injected.state, *(n for n in (injected.store, injected.runtime) if n)})
-
-
-def _for_the_guard(raw: Any, names: frozenset[str]) -> ToolCall:
-    """The call as the guard judges it: without the arguments the tool node injects (state, store,
-    runtime: ``names``), whose model-given values it overwrites."""
-    call = ToolCall.from_any(raw)
-    if not names or not isinstance(call.args, dict) or not names & set(call.args):
-        return call
-    return call.model_copy(update={"args": {k: v for k, v in call.args.items() if k not in names}})
 
 
 def _on_an_event_loop() -> bool:

@@ -36,7 +36,6 @@ from typing import Any
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.prebuilt import ToolNode
-from langgraph.errors import GraphBubbleUp
 from langgraph.types import interrupt
 from pydantic import BaseModel
 from pydantic.v1 import BaseModel as V1BaseModel
@@ -48,16 +47,21 @@ from guard.escalation import settle
 from guard.interrupts import BoundAsk, aasked_by_this_task, resuming
 from guard.execution import (
     arun_with_backoff,
+    call_to_run,
     closed_message,
+    for_the_guard,
+    injected_names,
+    left_to_tool_node,
+    observe,
     refused_message,
-    refused_only_for,
     run_with_backoff,
-    schema_rejects,
     stamp,
     stamp_left,
+    tool_errors_to,
+    traced_check,
     without_injected,
 )
-from guard.models import Decision, Finding, ToolCall
+from guard.models import Decision, ToolCall
 
 
 _CIRCUIT = "circuit open"
@@ -73,11 +77,11 @@ class Plan:
     order: list[str]
     to_run: list[Decision]
     answered: list[ToolMessage]
-    #: the model's own call per id, run as proposed where the guard changed nothing
-    proposed: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
-    #: the call per id as the guard judged it (without the arguments ToolNode injects)
-    judged: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
-    #: ids of the calls left to ToolNode's own refusal (``GuardedToolNode._left_to_toolnode``)
+    #: the calls to run, in order: the model's own where the guard changed nothing (``call_to_run``)
+    calls: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    #: ids of the calls that run as the model proposed them
+    as_proposed: frozenset[str] = frozenset()
+    #: ids of the calls left to ToolNode's own refusal (``guard.execution.left_to_tool_node``)
     left: frozenset[str] = frozenset()
 
     @property
@@ -150,45 +154,34 @@ class GuardedToolNode(ToolNode):
         if self.telemetry is not None:
             ask = self.telemetry.observed_ask(ask)
         settled, closed = settle(self.guard, decisions, conversation, state, ask=ask)
-        left = {id(d) for d in settled if not d.runs and self._left_to_toolnode(d)}
+        left = {
+            id(d) for d in settled
+            if not d.runs and left_to_tool_node(d, self.tools_by_name.get(d.call.name or ""), self._injected(d.call.name))
+        }
         answered = [closed_message(c) for c in closed]
         answered += [refused_message(d) for d in settled if not d.runs and id(d) not in left]
+        to_run = [d for d in settled if d.runs or id(d) in left]
+        proposed = self._proposed_calls(input)
+        runs = [call_to_run(d, proposed.get(str(d.call.id)), self._injected(d.call.name)) for d in to_run]
         return Plan(
             order=[str(c.id) for c in calls],
-            to_run=[d for d in settled if d.runs or id(d) in left],
+            to_run=to_run,
             answered=answered,
-            proposed=self._proposed_calls(input, messages),
-            judged={str(c.id): c.to_langchain() for c in calls},
+            calls=[call for call, _ in runs],
+            as_proposed=frozenset(str(d.call.id) for d, (_, own) in zip(to_run, runs) if own),
             left=frozenset(str(d.call.id) for d in settled if id(d) in left),
         )
 
-    def _left_to_toolnode(self, decision: Decision) -> bool:
-        """A call the guard would send back only for what ToolNode itself refuses (an unknown
-        tool, arguments the tool's own schema rejects) goes to ToolNode as proposed: ToolNode's
-        text, ``handle_tool_errors`` and the user's interceptors deal with it (an interceptor may
-        serve a tool the node lacks), and the guard's decision is recorded on the answer."""
-        name = decision.call.name or ""
-        if name not in self.tools_by_name:
-            return refused_only_for(decision, unknown=True)
-        tool = self.tools_by_name[name]
-        return refused_only_for(decision, unknown=False) and schema_rejects(tool, decision.call.args, self._injected(name))
-
-    def _injected(self, name: str | None) -> set[str]:
+    def _injected(self, name: str | None) -> frozenset[str]:
         """The arguments ToolNode injects into this tool (state, store, runtime): the model's
         values for them are overwritten, so the guard does not judge them."""
-        injected = self._injected_args.get(name or "")
-        if injected is None:
-            return set()
-        return {*injected.state, *(n for n in (injected.store, injected.runtime) if n)}
+        return injected_names(self._injected_args.get(name or ""))
 
     def _for_the_guard(self, raw: Any) -> ToolCall:
-        call = ToolCall.from_any(raw)
-        injected = self._injected(call.name)
-        if injected and isinstance(call.args, dict) and injected & set(call.args):
-            return call.model_copy(update={"args": {k: v for k, v in call.args.items() if k not in injected}})
-        return call
+        return for_the_guard(raw, self._injected(ToolCall.from_any(raw).name))
 
-    def _proposed_calls(self, input: Any, messages: list[Any]) -> dict[str, dict[str, Any]]:
+    def _proposed_calls(self, input: Any) -> dict[str, dict[str, Any]]:
+        """The model's own calls by id, as ToolNode reads them from its input."""
         try:
             raw = self._parse_input(input)[0]
         except ValueError:
@@ -218,11 +211,7 @@ class GuardedToolNode(ToolNode):
             self.store.record_tool_result(tool, post.get("outcome") is None, post.get("outcome"))
 
     def _check(self, call: ToolCall, conversation: Conversation, state: GuardState) -> Decision:
-        if self.telemetry is None:
-            return self.guard.check(call, conversation, state)
-        return self.telemetry.traced_check(
-            lambda: self.guard.check(call, conversation, state), call.name, call.id, state.retries_of(call.signature)
-        )
+        return traced_check(self.guard, self.telemetry, call, conversation, state)
 
     def _messages_of(self, input: Any, config: RunnableConfig) -> list[Any]:
         state = self._extract_state(input, config)
@@ -284,7 +273,8 @@ class GuardedToolNode(ToolNode):
             return run(None)  # ToolNode refuses it: no retry, no tool outcome to count
         return run_with_backoff(
             call, None, run, self.guard.policy,
-            sleep=self._sleep, on_failure=self._on_failure, on_outcome=self._record_outcome, observe=self.observing,
+            sleep=self._sleep, on_failure=tool_errors_to(self.telemetry), on_outcome=self._record_outcome,
+            observe=self.observing,
         )
 
     async def _arun_one(self, call: Any, *args: Any, **kwargs: Any) -> Any:
@@ -293,28 +283,23 @@ class GuardedToolNode(ToolNode):
             return await run(None)
         return await arun_with_backoff(
             call, None, run, self.guard.policy,
-            sleep=self._asleep, on_failure=self._on_failure, on_outcome=self._record_outcome, observe=self.observing,
+            sleep=self._asleep, on_failure=tool_errors_to(self.telemetry), on_outcome=self._record_outcome,
+            observe=self.observing,
         )
-
-    def _on_failure(self, tool: str | None, finding: Finding) -> None:
-        if self.telemetry is not None:
-            self.telemetry.record_tool_error(tool, finding.category)
 
     def _observe(self, input: Any, config: RunnableConfig) -> None:
         """Observe mode: check every call and record the decisions (spans, metrics, the log), ask
         no one, change nothing. A failure of the guard itself is logged, never raised."""
-        try:
+
+        def decide() -> list[Decision]:
             messages = self._messages_of(input, config)
             calls = self._calls_of(input, messages)
             self._apply_circuits(calls)
             conversation = Conversation.from_messages(messages)
             state = GuardState.from_conversation(conversation)
-            for decision in self.guard.check_batch(calls, conversation, state, check=self._check):
-                log_observed(decision)
-        except GraphBubbleUp:
-            raise
-        except Exception:
-            _log.exception("guard (observe mode): the check failed; the calls run as they would without the guard")
+            return self.guard.check_batch(calls, conversation, state, check=self._check)
+
+        observe(_log, decide)
 
     def _func(self, input: Any, config: RunnableConfig, runtime: Any) -> Any:
         if self.observing:
@@ -325,7 +310,7 @@ class GuardedToolNode(ToolNode):
         if plan.to_run:
             token = _LEFT.set(plan.left)
             try:
-                ran = super()._func(self._with_calls(input, _lc_calls(plan)), config, runtime)
+                ran = super()._func(self._with_calls(input, plan.calls), config, runtime)
             finally:
                 _LEFT.reset(token)
         return self._combine(plan, ran, input)
@@ -340,7 +325,7 @@ class GuardedToolNode(ToolNode):
         if plan.to_run:
             token = _LEFT.set(plan.left)
             try:
-                ran = await super()._afunc(self._with_calls(input, _lc_calls(plan)), config, runtime)
+                ran = await super()._afunc(self._with_calls(input, plan.calls), config, runtime)
             finally:
                 _LEFT.reset(token)
         return self._combine(plan, ran, input)
@@ -355,7 +340,7 @@ class GuardedToolNode(ToolNode):
             if decision is not None and msg.tool_call_id in plan.left:
                 stamp_left(msg, decision)
             else:
-                stamp(msg, decision)
+                stamp(msg, decision, as_proposed=msg.tool_call_id in plan.as_proposed)
         rank = {cid: i for i, cid in enumerate(plan.order)}
         as_list = isinstance(input, list) and not (input and isinstance(input[-1], dict))
 
@@ -386,27 +371,6 @@ def _invalid_calls(input: Any, key: str) -> list[Any]:
     messages = input if isinstance(input, list) else (input.get(key) if isinstance(input, dict) else getattr(input, key, None))
     ai = _latest_ai([m for m in messages or [] if isinstance(m, AIMessage)])
     return list(ai.invalid_tool_calls) if ai is not None else []
-
-
-def log_observed(decision: Decision) -> None:
-    """The decision log of observe mode: what enforcing would have done, one line per call."""
-    level = logging.DEBUG if decision.action.value == "allow" else logging.INFO
-    _log.log(
-        level, "guard (observe): would %s call %s to %s (%s)", decision.action.value, decision.call.id,
-        decision.call.name, ", ".join(c.value for c in decision.categories) or "no findings",
-        extra={"guard_decision": decision.decision_id, "guard_action": decision.action.value},
-    )
-
-
-def _lc_calls(plan: Plan) -> list[dict[str, Any]]:
-    """The calls to run: the model's own where the guard changed nothing (injected arguments the
-    guard did not judge included), else the repaired or edited call."""
-    calls = []
-    for d in plan.to_run:
-        cid, call = str(d.call.id), d.call_to_run.to_langchain()
-        unchanged = cid in plan.proposed and plan.judged.get(cid) == call
-        calls.append(plan.proposed[cid] if unchanged else call)
-    return calls
 
 
 def _tool_messages(output: Any) -> list[ToolMessage]:
