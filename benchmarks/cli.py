@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -10,23 +11,118 @@ from typing import Any
 
 import typer
 
+from benchmarks.suites import SUITES
+
 app = typer.Typer(help="Replay tool-use error datasets through the guarded graph.", no_args_is_help=True)
 
 SAMPLES = Path(__file__).parent / "samples"
+_SUITE_LIST = "suites: " + ", ".join(SUITES)
 
 
 def default_data_dir() -> Path:
-    """``../shared/datasets`` when it exists (from here or from the project root), else the bundled samples."""
+    """Where a run reads its data when ``--data-dir`` is not given: ``$GUARD_DATA_DIR``; else
+    ``../shared/datasets`` when it exists (from the working folder or beside the project); else
+    the folder ``guard bench fetch`` writes to by default, when it holds any suite's files; else the
+    bundled samples."""
+    from benchmarks import fetch
+
+    if os.environ.get(fetch.DATA_DIR_ENV):
+        return fetch.default_dest()
     for candidate in (Path("../shared/datasets"), Path(__file__).resolve().parents[2] / "shared" / "datasets"):
         if candidate.is_dir():
             return candidate
+    fetched = fetch.default_dest()
+    if fetched.is_dir() and any(p.is_dir() for p in fetched.iterdir()):
+        return fetched
     return SAMPLES
+
+
+_DATA_HELP = ("datasets folder (default: $GUARD_DATA_DIR, else a datasets folder beside the project, else what "
+              "guard bench fetch wrote, else the bundled samples)")
+
+
+@app.command()
+def fetch(
+    suites: list[str] | None = typer.Argument(None, help="suites whose data to download, or all (default: all); " + _SUITE_LIST),
+    dest: Path | None = typer.Option(None, help="where to lay the files out (default: $GUARD_DATA_DIR, else ~/.cache/guard/datasets)"),
+    allow_unpinned: bool = typer.Option(False, "--allow-unpinned", help="also download sources with no pinned sha256 (BFCL, Tool-Reflection-Bench), unchecked"),
+) -> None:
+    """Download the public datasets at pinned revisions, check every file's sha256, and lay them out as the loaders read them.
+
+    Sources, revisions, licences and layouts: docs/datasets.md. GUARD_DATA_MIRROR=URL reads archives
+    from URL/codeload/OWNER/REPO/tar.gz/REV and files from URL/raw/OWNER/REPO/REV/PATH instead of GitHub."""
+    from rich.console import Console
+    from rich.progress import Progress
+    from rich.table import Table
+
+    from benchmarks import fetch as fetch_mod
+
+    console = Console(stderr=True)
+    names = suites or ["all"]
+    _check_suites(names)
+    target = dest or fetch_mod.default_dest()
+    try:
+        lock = fetch_mod.load_lock()
+        sources = fetch_mod.sources_for(names)
+    except (OSError, ValueError, KeyError) as exc:
+        console.print(f"[red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(2) from exc
+    table = Table("source", "revision", "files", "size", "status", "folder", title=f"guard bench fetch -> {target}")
+    failed = []
+    for name in names:
+        if name in fetch_mod.NOT_FETCHED:
+            console.print(f"[yellow]note[/] {name}: {fetch_mod.NOT_FETCHED[name]}", highlight=False)
+    for source in sources:
+        if source.key not in lock and not allow_unpinned:
+            console.print(f"[yellow]skip[/] {source.key}: no sha256 pinned (this project had only a few records of it); "
+                          "--allow-unpinned downloads it unchecked", highlight=False)
+            continue
+        try:
+            with Progress(console=console, transient=True) as bar:
+                task = bar.add_task(source.key, total=None)
+                done = fetch_mod.fetch_source(source, target, lock, allow_unpinned=allow_unpinned,
+                                              progress=lambda n, total, task=task: bar.update(task, completed=n, total=total))
+        except (fetch_mod.FetchError, OSError) as exc:
+            console.print(f"[red]error:[/] {exc}", highlight=False)
+            failed.append(source.key)
+            continue
+        table.add_row(source.key, f"{source.repo}@{source.revision}", str(done.files), _size_text(done.bytes), done.status,
+                      str(done.dest))
+        if source.key not in lock:
+            for rel, digest in sorted(done.hashes.items()):
+                console.print(f"  sha256 {digest}  {rel}", highlight=False)
+    if table.rows:
+        Console().print(table)
+    if failed:
+        console.print(f"[red]{len(failed)} source(s) failed:[/] {', '.join(failed)} (nothing of them was written)")
+        raise typer.Exit(1)
+    if table.rows:
+        data_opt = "" if default_data_dir().resolve() == target.resolve() else f" --data-dir {shlex.quote(str(target))}"
+        console.print(f"next: guard bench run {names[0] if len(names) == 1 else 'all'}{data_opt}", highlight=False)
+
+
+def _size_text(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e5 else f"{n / 1e3:.1f} kB"
+
+
+def _check_suites(names: list[str]) -> None:
+    """Exit 2 with the suite list and a did-you-mean for a name that is no suite."""
+    import difflib
+
+    from benchmarks.suites import SUITES
+
+    for name in names:
+        if name != "all" and name not in SUITES:
+            close = difflib.get_close_matches(name, [*SUITES, "all"], n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            typer.echo(f"error: unknown suite {name}{hint}; choose from: all, {', '.join(SUITES)}", err=True)
+            raise typer.Exit(2)
 
 
 @app.command()
 def run(
     suite: str = typer.Argument(..., help="a suite name, or all"),
-    data_dir: Path | None = typer.Option(None, help="datasets folder (default: ../shared/datasets, else the bundled samples)"),
+    data_dir: Path | None = typer.Option(None, help=_DATA_HELP),
     split: str = typer.Option("test", help="dev, test or all"),
     policy: Path | None = typer.Option(None, help="policy YAML (default: the built-in policy)"),
     agent: str = typer.Option("reference", help="reference | recorded:FILE | live:PROVIDER:MODEL"),
@@ -84,7 +180,7 @@ def _semantic(policy: Any) -> object:
 @app.command()
 def calibrate(
     suite: str = typer.Argument(..., help="a suite name, or all"),
-    data_dir: Path | None = typer.Option(None, help="datasets folder (default: ../shared/datasets, else the bundled samples)"),
+    data_dir: Path | None = typer.Option(None, help=_DATA_HELP),
     split: str = typer.Option("dev", help="dev (the only split calibration may look at; test and all are refused)"),
     policy: Path | None = typer.Option(None, help="base policy YAML (default: the built-in policy)"),
     semantic: bool = typer.Option(False, help="run the embedding checks and sweep their thresholds too (needs the semantic extra)"),
@@ -112,7 +208,7 @@ def calibrate(
 @app.command()
 def transfer(
     suite: str = typer.Argument(..., help="the suite to measure, or all"),
-    data_dir: Path | None = typer.Option(None, help="datasets folder (default: ../shared/datasets, else the bundled samples)"),
+    data_dir: Path | None = typer.Option(None, help=_DATA_HELP),
     policy: Path | None = typer.Option(None, help="base policy YAML (default: the built-in policy)"),
     semantic: bool = typer.Option(False, help="run the embedding checks and sweep their thresholds too (needs the semantic extra)"),
     own: bool = typer.Option(False, help="also calibrate on the suite's own dev split, for the column beside"),
@@ -146,7 +242,7 @@ def transfer(
 
 @app.command()
 def results(
-    data_dir: Path | None = typer.Option(None, help="datasets folder (default: ../shared/datasets, else the bundled samples)"),
+    data_dir: Path | None = typer.Option(None, help=_DATA_HELP),
     out: Path = typer.Option(Path("bench-out/results"), help="run folders: OUT/rule and OUT/semantic"),
     page: Path | None = typer.Option(None, help="the page to write (default: benchmarks/RESULTS.md)"),
     policy: Path | None = typer.Option(None, help="policy YAML (default: the built-in policy)"),

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from benchmarks import report
+from benchmarks.cli import SAMPLES
 from benchmarks.agents import AgentSource
 from benchmarks.cases import Loaded
 from benchmarks.runner import CaseResult, judge_off, run_cases
@@ -57,12 +58,17 @@ def run_suites(
     ``judge`` (``guard.checks.judge.Judge``) each suite also runs without it, for the figures beside.
     """
     out.mkdir(parents=True, exist_ok=True)
-    console.print(f"data: {data}  split: {split}  policy: {policy.name} ({policy.sha256[:12]})  agent: {agent}")
+    clean_out(out)
+    data_info = report.data_info(data, SAMPLES)
+    console.print(f"data: {data}  split: {split}  policy: {policy.name} ({policy.sha256[:12]})  agent: {agent}", highlight=False)
+    if data_info["bundled_samples"]:
+        console.print("[yellow]bundled samples: a few self-made cases per suite, not comparable with the papers; "
+                      "guard bench fetch downloads the real datasets (docs/datasets.md)[/]")
     per_suite: dict[str, dict[str, Any]] = {}
     all_results: list[CaseResult] = []
     for name, module in modules.items():
         if not module.available(data):
-            console.print(f"[yellow]skip[/] {name}: its data files are not in {data}")
+            console.print(f"[yellow]skip[/] {name}: {missing_text(name, data)}", highlight=False)
             continue
         cases = select_cases(module, data, split, limit)
         judged = judge is not None or policy.checks.judge.enabled
@@ -77,7 +83,7 @@ def run_suites(
                                               paper_fn=module.paper_metrics, skipped=cases.skipped)
         if plain is not None:
             per_suite[name]["without_judge"] = report.without_judge(plain, module.paper_metrics(plain))
-        report.plots(out, name, results)
+        report.plots(out, name, results, per_suite[name]["paper_metrics"], per_suite[name]["paper_ci95"], module.PAPER)
         all_results += results
         errors = per_suite[name]["n_errors"]
         console.print(f"{name}: {len(results)} cases in {seconds:.1f} s" + (f", [red]{errors} errors[/]" if errors else "")
@@ -89,11 +95,52 @@ def run_suites(
         return None
     run_data: dict[str, Any] = (
         {"suite": "all", "split": split, "policy": {"name": policy.name, "sha256": policy.sha256}, "suites": per_suite}
-        if suite == "all" else per_suite[suite]
+        if suite == "all" else dict(per_suite[suite])
     )
+    run_data["data"] = data_info
     report.write_json(out / "results.json", run_data)
     report.write_cases(out / "cases.jsonl", all_results)
     figures = {n: m.PAPER for n, m in modules.items()}
     (out / "report.md").write_text(report.markdown(run_data, figures, command), encoding="utf-8")
-    console.print(f"wrote {out / 'results.json'}, {out / 'cases.jsonl'}, {out / 'report.md'}")
+    console.print(f"wrote {out / 'results.json'}, {out / 'cases.jsonl'}, {out / 'plots'}/")
+    print_headline(run_data, out / "report.md", console)
     return run_data
+
+
+#: What a run writes under ``--out``; removed first, so no file of an earlier run is left beside the new ones.
+OUTPUTS = ("results.json", "cases.jsonl", "report.md")
+
+
+def clean_out(out: Path) -> None:
+    """Remove what an earlier run wrote under ``out`` (its files and plots), and nothing else."""
+    for name in OUTPUTS:
+        (out / name).unlink(missing_ok=True)
+    plots = out / "plots"
+    if plots.is_dir():
+        for png in plots.glob("*.png"):
+            png.unlink()
+
+
+def missing_text(name: str, data: Path) -> str:
+    """Why a suite is skipped: the files its loader expected under ``data``, and the command that gets them."""
+    from benchmarks.fetch import SUITE_NEEDS
+
+    needs = ", ".join(SUITE_NEEDS.get(name, ()))
+    return f"its data files are not in {data} (expected: {needs}); get them with: guard bench fetch {name} --dest {data}"
+
+
+def print_headline(run: dict[str, Any], report_path: Path, console: Console) -> None:
+    """The headline figures per suite as a compact table on the terminal, and where the report is."""
+    from rich.table import Table
+
+    info = run.get("data") or {}
+    title = "headline figures (95% intervals)" + (" - bundled samples, not comparable with the papers"
+                                                  if info.get("bundled_samples") else "")
+    table = Table("suite", "cases", "figure", "guard [95% interval]", title=title, title_justify="left")
+    for row in report.headline(run):
+        for i, (figure, value) in enumerate(row["figures"]):
+            table.add_row(row["suite"] if i == 0 else "", str(row["cases"]) if i == 0 else "", figure, value,
+                          end_section=i == len(row["figures"]) - 1)
+    stdout = Console(highlight=False)
+    stdout.print(table)
+    stdout.print(f"report: {report_path}")

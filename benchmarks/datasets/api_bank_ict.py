@@ -1,6 +1,6 @@
 """Incomplete conditions (ICT), rebuilt on API-Bank level-1: can a call be made now, yes or no?
 
-The ICT paper (``seeds/004``, "Are tool-augmented LLMs aware of incomplete conditions?") takes
+The ICT paper ("Can Tool-augmented Large Language Models be Aware of Incomplete Conditions?") takes
 dialogues where a call can be made and breaks them two ways: **API replacement** (the API the
 request needs is swapped, in the tool list, for a similar but irrelevant one) and **utterance
 removal** (the user's words the call needs are removed). A model answers "Yes" for the original
@@ -54,7 +54,7 @@ NAME = "api-bank-ict"
 ORIGINAL, REPLACEMENT, REMOVAL = "original", "replacement", "removal"
 CALL_ID = "call_0"
 
-_TABLE3 = "ICT (seeds/004) Table 3, APIBank, 0-shot"
+_TABLE3 = "ICT (Can Tool-augmented LLMs be Aware of Incomplete Conditions?) Table 3, APIBank, 0-shot"
 PAPER = [
     PaperFigure(metric, model, value, _TABLE3, rebuilt=True)
     for model, figures in {

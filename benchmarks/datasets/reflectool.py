@@ -1,7 +1,7 @@
 """ReflecTool-Bench, rebuilt on API-Bank's multi-turn dialogues: is the proposed call wrong, why, and
 does the run end with the right call?
 
-ReflecTool-Bench (``seeds/001``) injects five tool-use errors into clean dialogues, each once from
+ReflecTool-Bench ("Do LLMs Catch Their Own Mistakes? A Comprehensive Benchmark for Reflective Tool Use LLMs", Liu et al.) injects five tool-use errors into clean dialogues, each once from
 the user's side (the user's words are changed; the assistant cooperates) and once from the
 assistant's side (the user is clear; the call is wrong): parameter mismatch, missing required
 parameter, incorrect tool selection, ambiguous reference, over/under-specification. One clean and
@@ -84,7 +84,7 @@ EXTRAS = (
     ("send_confirmation", True, "And send me a confirmation."),
 )
 
-_TABLE1 = "ReflecTool-Bench (seeds/001) Table 1, Critique task"
+_TABLE1 = "ReflecTool-Bench (Liu et al., Do LLMs Catch Their Own Mistakes?) Table 1, Critique task"
 PAPER = [
     PaperFigure(metric, model, value, _TABLE1, rebuilt=True)
     for model, figures in {
