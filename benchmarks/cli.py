@@ -53,7 +53,6 @@ def fetch(
     from URL/codeload/OWNER/REPO/tar.gz/REV and files from URL/raw/OWNER/REPO/REV/PATH instead of GitHub."""
     from rich.console import Console
     from rich.progress import Progress
-    from rich.table import Table
 
     from benchmarks import fetch as fetch_mod
 
@@ -67,9 +66,10 @@ def fetch(
     except (OSError, ValueError, KeyError) as exc:
         console.print(f"[red]error:[/] {exc}", highlight=False)
         raise typer.Exit(2) from exc
-    table = Table("source", "revision", "files", "size", "status", "folder", title=f"guard bench fetch -> {target}")
+    out = Console(highlight=False, soft_wrap=True)
+    wrote = 0
     failed = []
-    for name in names:
+    for name in (list(SUITES) if "all" in names else names):
         if name in fetch_mod.NOT_FETCHED:
             console.print(f"[yellow]note[/] {name}: {fetch_mod.NOT_FETCHED[name]}", highlight=False)
     for source in sources:
@@ -78,7 +78,7 @@ def fetch(
                           "--allow-unpinned downloads it unchecked", highlight=False)
             continue
         try:
-            with Progress(console=console, transient=True) as bar:
+            with Progress(console=console, transient=True, disable=not console.is_terminal) as bar:
                 task = bar.add_task(source.key, total=None)
                 done = fetch_mod.fetch_source(source, target, lock, allow_unpinned=allow_unpinned,
                                               progress=lambda n, total, task=task: bar.update(task, completed=n, total=total))
@@ -86,19 +86,19 @@ def fetch(
             console.print(f"[red]error:[/] {exc}", highlight=False)
             failed.append(source.key)
             continue
-        table.add_row(source.key, f"{source.repo}@{source.revision}", str(done.files), _size_text(done.bytes), done.status,
-                      str(done.dest))
+        wrote += 1
+        out.print(f"{source.key}: {done.files} files, {_size_text(done.bytes)}, {done.status} "
+                  f"({source.repo}@{source.revision}) -> {done.dest}")
         if source.key not in lock:
             for rel, digest in sorted(done.hashes.items()):
                 console.print(f"  sha256 {digest}  {rel}", highlight=False)
-    if table.rows:
-        Console().print(table)
     if failed:
         console.print(f"[red]{len(failed)} source(s) failed:[/] {', '.join(failed)} (nothing of them was written)")
         raise typer.Exit(1)
-    if table.rows:
+    if wrote:
         data_opt = "" if default_data_dir().resolve() == target.resolve() else f" --data-dir {shlex.quote(str(target))}"
-        console.print(f"next: guard bench run {names[0] if len(names) == 1 else 'all'}{data_opt}", highlight=False)
+        for name in dict.fromkeys(names):
+            out.print(f"next: guard bench run {name}{data_opt}")
 
 
 def _size_text(n: int) -> str:

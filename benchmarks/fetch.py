@@ -66,7 +66,7 @@ class Source:
 
     @property
     def url(self) -> str:
-        return f"https://github.com/{self.repo}/tree/{self.revision}/{self.upstream}"
+        return f"https://github.com/{self.repo}/tree/{self.revision}/{self.upstream}".rstrip("/")
 
 
 _BFCL_DATA = tuple(f"BFCL_v4_{c}.json" for c in ("irrelevance", "live_irrelevance", "simple_python", "live_simple",
@@ -80,10 +80,9 @@ _BFCL_DOCS = tuple(f"multi_turn_func_doc/{n}.json" for n in (
 SOURCES: dict[str, Source] = {s.key: s for s in (
     Source("acebench", "ACEBench (English)", "chenchen0103/ACEBench", "56dd66cf", "data_all/data_en",
            "acebench/data_en", "MIT", "archive"),
-    Source("fail-talms", "Fail-TaLMs queries", "EduardoTrevino/Fail-TaLMs", "d40a0e8f", "benchmark",
-           "fail-talms/benchmark", "MIT", "archive"),
-    Source("fail-talms-outputs", "Fail-TaLMs recorded LLM answers", "EduardoTrevino/Fail-TaLMs", "d40a0e8f", "outputs",
-           "fail-talms/outputs", "MIT", "archive"),
+    # benchmark/ (the queries) and outputs/ (the published LLM runs' answers), from one archive
+    Source("fail-talms", "Fail-TaLMs queries and recorded LLM answers", "EduardoTrevino/Fail-TaLMs", "d40a0e8f", "",
+           "fail-talms", "MIT", "archive"),
     Source("api-bank-test-data", "API-Bank level-1 test set", "AlibabaResearch/DAMO-ConvAI", "1d769008",
            "api-bank/test-data", "api-bank/test-data", "Apache-2.0", "files"),
     Source("api-bank-dialogues", "API-Bank level-1 recorded dialogues", "AlibabaResearch/DAMO-ConvAI", "483554ea",
@@ -99,7 +98,7 @@ SOURCES: dict[str, Source] = {s.key: s for s in (
 #: Suite -> the sources its loader reads.
 SUITE_SOURCES: dict[str, tuple[str, ...]] = {
     "acebench": ("acebench",),
-    "fail-talms": ("fail-talms", "fail-talms-outputs"),
+    "fail-talms": ("fail-talms",),
     "api-bank-ict": ("api-bank-test-data",),
     "critictool": ("acebench", "api-bank-test-data"),
     "reflectool": ("api-bank-test-data", "api-bank-dialogues"),
@@ -174,7 +173,7 @@ def archive_url(source: Source) -> str:
 
 def file_url(source: Source, rel: str) -> str:
     base = f"{m}/raw" if (m := mirror()) else RAW
-    path = urllib.parse.quote(f"{source.upstream}/{rel}")
+    path = urllib.parse.quote(f"{source.upstream}/{rel}" if source.upstream else rel)
     return f"{base}/{source.repo}/{source.revision}/{path}"
 
 
@@ -194,7 +193,7 @@ class Fetched:
     dest: Path
     files: int
     bytes: int
-    status: str  # "downloaded" | "up to date" | "downloaded (unpinned)"
+    status: str  # what was done, as printed
     hashes: dict[str, str]
 
 
@@ -212,7 +211,7 @@ def fetch_source(source: Source, dest_root: Path, lock: dict[str, dict[str, Any]
     wanted: dict[str, str | None] = dict(pinned["files"]) if pinned else {n: None for n in source.names}
     target = dest_root / source.dest
     if pinned and _matches(target, wanted):
-        return Fetched(source, target, len(wanted), _size(target, wanted), "up to date", dict(wanted))  # type: ignore[arg-type]
+        return Fetched(source, target, len(wanted), _size(target, wanted), "already there, every sha256 checked", dict(wanted))  # type: ignore[arg-type]
     dest_root.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".guard-fetch-", dir=dest_root) as tmp:
         staging = Path(tmp)
@@ -227,7 +226,7 @@ def fetch_source(source: Source, dest_root: Path, lock: dict[str, dict[str, Any]
             final = target / rel
             final.parent.mkdir(parents=True, exist_ok=True)
             os.replace(staging / rel, final)
-    status = "downloaded" if pinned else "downloaded (unpinned: not checked)"
+    status = "downloaded, every sha256 checked" if pinned else "downloaded (unpinned: not checked)"
     return Fetched(source, target, len(got), _size(target, got), status, got)
 
 
@@ -286,7 +285,7 @@ def _from_archive(source: Source, wanted: dict[str, str | None], staging: Path,
     """The wanted files of the repository archive, checked, written under ``staging``."""
     archive = staging / ".archive.tar.gz"
     _download(archive_url(source), archive)
-    prefix = source.upstream.strip("/") + "/"
+    prefix = source.upstream.strip("/") + "/" if source.upstream.strip("/") else ""
     got: dict[str, str] = {}
     try:
         with tarfile.open(archive, "r:gz") as tar:
