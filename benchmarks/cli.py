@@ -121,7 +121,7 @@ def _check_suites(names: list[str]) -> None:
 
 @app.command()
 def run(
-    suite: str = typer.Argument(..., help="a suite name, or all"),
+    suite: str = typer.Argument(..., help="a suite name, or all; " + _SUITE_LIST),
     data_dir: Path | None = typer.Option(None, help=_DATA_HELP),
     split: str = typer.Option("test", help="dev, test or all"),
     policy: Path | None = typer.Option(None, help="policy YAML (default: the built-in policy)"),
@@ -141,6 +141,7 @@ def run(
     from guard.policy import Policy, PolicyError
 
     console = Console(stderr=True)
+    _check_suites([suite])
     if split not in SPLITS:
         raise typer.BadParameter("split must be dev, test or all")
     names = list(SUITES) if suite == "all" else [suite]
@@ -151,7 +152,7 @@ def run(
         matcher = _semantic(pol) if semantic else None
         judged = _judge(judge, pol) if judge else None
     except (KeyError, PolicyError, ValueError, OSError, ImportError) as exc:
-        console.print(f"[red]error:[/] {exc}")
+        console.print(f"[red]error:[/] {exc.args[0] if isinstance(exc, KeyError) else exc}", highlight=False)
         raise typer.Exit(2) from exc
     data = data_dir or default_data_dir()
     command = "guard bench " + " ".join(shlex.quote(a) for a in sys.argv[2:])
@@ -179,7 +180,7 @@ def _semantic(policy: Any) -> object:
 
 @app.command()
 def calibrate(
-    suite: str = typer.Argument(..., help="a suite name, or all"),
+    suite: str = typer.Argument(..., help="a suite name, or all; " + _SUITE_LIST),
     data_dir: Path | None = typer.Option(None, help=_DATA_HELP),
     split: str = typer.Option("dev", help="dev (the only split calibration may look at; test and all are refused)"),
     policy: Path | None = typer.Option(None, help="base policy YAML (default: the built-in policy)"),
@@ -193,6 +194,7 @@ def calibrate(
     from benchmarks.calibrate import calibrate as sweep_thresholds
     from guard.policy import PolicyError
 
+    _check_suites([suite])
     command = "guard bench " + " ".join(shlex.quote(a) for a in sys.argv[2:])
     try:
         done = sweep_thresholds(suite, data_dir or default_data_dir(), split=split, policy_path=policy, semantic=semantic,
@@ -207,7 +209,7 @@ def calibrate(
 
 @app.command()
 def transfer(
-    suite: str = typer.Argument(..., help="the suite to measure, or all"),
+    suite: str = typer.Argument(..., help="the suite to measure, or all; " + _SUITE_LIST),
     data_dir: Path | None = typer.Option(None, help=_DATA_HELP),
     policy: Path | None = typer.Option(None, help="base policy YAML (default: the built-in policy)"),
     semantic: bool = typer.Option(False, help="run the embedding checks and sweep their thresholds too (needs the semantic extra)"),
@@ -222,6 +224,7 @@ def transfer(
     from benchmarks.suites import suite as load_suite
     from guard.policy import Policy, PolicyError
 
+    _check_suites([suite])
     command = "guard bench " + " ".join(shlex.quote(a) for a in sys.argv[2:])
     try:
         targets = list(SUITES) if suite == "all" else [load_suite(suite).NAME]

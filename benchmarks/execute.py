@@ -68,7 +68,7 @@ def run_suites(
     all_results: list[CaseResult] = []
     for name, module in modules.items():
         if not module.available(data):
-            console.print(f"[yellow]skip[/] {name}: {missing_text(name, data)}", highlight=False)
+            console.print(f"[yellow]skip[/] {name}: {missing_text(name, data)}", highlight=False, soft_wrap=True)
             continue
         cases = select_cases(module, data, split, limit)
         judged = judge is not None or policy.checks.judge.enabled

@@ -110,8 +110,13 @@ def _describe(node: str, value: Any) -> list[Step]:
         elif isinstance(msg, ToolMessage):
             rec = msg.response_metadata.get("guard", {})
             steps.append(Step("guard", _guard_line(rec), rec))
-            steps.append(Step("tool", f"{msg.name} -> {str(msg.content)[:160]}", {"status": msg.status}))
+            steps.append(Step("tool", f"{msg.name} -> {_shorten(str(msg.content), 160)}", {"status": msg.status}))
     return steps
+
+
+def _shorten(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters, with "…" when something was cut."""
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
 
 
 def _guard_line(rec: dict[str, Any]) -> str:
