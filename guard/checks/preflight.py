@@ -135,21 +135,27 @@ def _assess(conversation: Conversation, registry: ToolRegistry, policy: Policy, 
     findings: list[Finding] = []
     needed = _needed(conversation, registry, semantic, best.name, config.min_relevance)
     steps = split_request(latest) if len(needed) > 1 else []
+    served = {p for parts in needed.values() for p in parts}
+    # A part no tool serves sets the scene for all of them ("I am at lat=48.36, lon=2.37; what is
+    # the nearest address?"): its values are said for every part.
+    context = [p for p in steps if p not in served]
     for name, parts in needed.items():
         spec = registry.get(name)
         assert spec is not None  # only registered tools are ranked
         if parts:  # the tool serves some parts of the latest request: its values are said there
-            scoped = [_read(p) for p in parts]
+            scoped = [_read(p) for p in [*context, *parts]]
             own_said = [t for t in said if t.raw != latest] + scoped
             own_user = [t for t in user if t.raw != latest] + scoped
         else:
             own_said, own_user = said, user
         values, problems = _values(spec, own_said, own_user, known)
         problems += _named_by_kind(spec, " ".join(parts) or latest, values, problems, own_said, known)
-        if name != best.name and any(_REFERS_BACK.search(p) for p in parts):
-            # "and the sunrise times for this location": its values come from the step before
+        later = bool(parts and steps) and all(steps.index(p) > 0 for p in parts if p in steps)
+        if (later or name != best.name) and any(_REFERS_BACK.search(p) for p in parts):
+            # "and the sunrise times for this location": its values come from the step before,
+            # whichever tool ranks first
             problems = [f for f in problems if f.category is not Category.MISSING_ARGUMENT]
-        if parts and steps and all(steps.index(p) > 0 for p in parts if p in steps):
+        if later:
             problems = [_later_step(f) for f in problems]
         findings += problems
         if name == best.name:
@@ -822,6 +828,8 @@ def _tokens(text: str, quoted: list[tuple[int, int]], dated: _Spans) -> list[_Me
         if not core or any(a <= start < b for a, b in quoted):
             flush()
             continue
+        if pair := _KEY_VALUE.fullmatch(core):  # "lat=48.357", "page:2": the value after its key
+            core, start = pair.group(1), start + pair.start(1)
         mention = _classify(core, start, in_date=any(a <= start < b for a, b in dated.parts))
         in_date = any(a <= start < b for a, b in dated.words)
         if mention is None and not in_date and core[:1].isupper() and not first and core.split("'")[0].split("’")[0] != "I":
@@ -834,6 +842,11 @@ def _tokens(text: str, quoted: list[tuple[int, int]], dated: _Spans) -> list[_Me
             mentions.append(mention)
     flush()
     return mentions
+
+
+#: A value written after its key: "lat=48.357", "north=52.52", "page:2" (no URL, clock or ratio:
+#: the value holds no further "=", ":" or "/").
+_KEY_VALUE = re.compile(r"[A-Za-z_][\w-]*[=:]([^\s=:/]+)")
 
 
 def _sentence_end(text: str, start: int) -> int:

@@ -445,3 +445,86 @@ def test_databases_the_user_names_that_no_tool_uses_are_no_suitable_tool():
     )
     findings = run('Check interactions between Metformin and Insulin; use the databases "DrugBank" and "PubChem"', tools=[drugs]).findings
     assert [(f.category, f.value) for f in findings if f.rule == "unmentioned_provider"] == [(Category.NO_SUITABLE_TOOL, "DrugBank")]
+
+
+# --- several steps: where a part's values are said -----------------------------------------------
+
+STEP_TOOLS = [
+    tool(
+        "reverse_geocode",
+        "Find the nearest street address of a point given by latitude and longitude.",
+        {
+            "lat": {"type": "number", "minimum": -90, "maximum": 90, "description": "Latitude"},
+            "lon": {"type": "number", "minimum": -180, "maximum": 180, "description": "Longitude"},
+        },
+        ["lat", "lon"],
+    ),
+    tool(
+        "ip_country",
+        "Identify the country an IP address belongs to.",
+        {"ip": {"type": "string", "description": "The IP address"}},
+        ["ip"],
+    ),
+    tool(
+        "station_position",
+        "Get the current position of the space station.",
+        {},
+        [],
+    ),
+    tool(
+        "sunrise_sunset",
+        "Get the sunrise and sunset times at a latitude and longitude.",
+        {
+            "lat": {"type": "number", "minimum": -90, "maximum": 90, "description": "Latitude"},
+            "lng": {"type": "number", "minimum": -180, "maximum": 180, "description": "Longitude"},
+        },
+        ["lat", "lng"],
+    ),
+    tool(
+        "map_area",
+        "Show the vehicles moving inside a bounding box.",
+        {side: {"type": "number", "description": f"The {side} edge of the box"} for side in ("north", "south", "east", "west")},
+        ["north", "south", "east", "west"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        # a part that no tool serves sets the scene for the parts that ask
+        "I am standing at lat=48.357, lon=2.37; can you tell me the nearest address? Also, which country is the IP address '9.9.9.9' in?",
+        "I am at latitude 52.52 and longitude 13.40. What is the nearest street address? And which country is IP 8.8.8.8 in?",
+        # values written as key=value are values of those keys
+        "Show the vehicles moving inside north=52.52411, west=13.41002, south=52.51942, east=13.41709",
+        "List the vehicles in the box north:52.5 south:52.4 east:13.5 west:13.3",
+        # a later step that refers back takes its values from the step before, whichever ranks first
+        "Where is the space station right now, and what are the sunrise and sunset times for this location?",
+    ],
+)
+def test_values_of_a_multi_step_request_are_found_where_they_are_said(request_text):
+    # (the sunrise tool left out where it would compete for the part that sets the scene)
+    tools = STEP_TOOLS if "sunrise" in request_text else [t for t in STEP_TOOLS if t["name"] != "sunrise_sunset"]
+    assert [f for f in run(request_text, tools=tools).findings if f.category is Category.MISSING_ARGUMENT] == []
+
+
+@pytest.mark.parametrize(
+    ("request_text", "missing"),
+    [
+        # still missing: no part says them
+        ("Can you tell me the nearest address? Also, which country is the IP address '9.9.9.9' in?", {"$.lat", "$.lon"}),
+        ("What are the sunrise and sunset times? Also, which country is IP 8.8.8.8 in?", {"$.lat", "$.lng"}),
+        ("Show the vehicles moving inside the box around the old town", {"$.north", "$.south", "$.east", "$.west"}),
+    ],
+)
+def test_a_multi_step_request_still_misses_what_no_part_says(request_text, missing):
+    found = {f.path for f in run(request_text, tools=STEP_TOOLS).findings if f.category is Category.MISSING_ARGUMENT}
+    assert missing <= found
+
+
+def test_a_url_a_clock_or_a_ratio_is_no_key_value():
+    from guard.checks.preflight import _KEY_VALUE
+
+    assert _KEY_VALUE.fullmatch("lat=48.357").group(1) == "48.357"
+    for text in ("https://example.com/a", "10:30", "a:b:c", "x=1=2"):
+        assert _KEY_VALUE.fullmatch(text) is None
