@@ -14,7 +14,7 @@ from dataclasses import replace
 from importlib import import_module
 from typing import Any, Literal
 
-from guard import render
+from guard import decision_log, render
 from guard.budgets import GuardState
 from guard.checks import CheckContext, action, arguments, availability, batch, grounding, placeholders, preflight, provenance, repetition
 from guard.checks.preflight import Preflight
@@ -57,11 +57,17 @@ class Guard:
             semantic = semantic_for(self.policy.checks.semantic)
         self.semantic = semantic
         self.judge: Any = None
-        if judge is not None or self.policy.checks.judge.enabled:
+        if judge is not False and (judge is not None or self.policy.checks.judge.enabled):
             from guard.checks.judge import judge_for  # imported only when a judge is asked for
 
             self.judge = judge_for(judge, self.policy)
         self._extra_checks = {tool: [_import_check(p) for p in o.extra_checks] for tool, o in self.policy.tools.items()}
+        #: The decision log of the policy's ``log`` section (None when off): every decision is appended.
+        self.decision_log = decision_log.writer_for(self.policy.log)
+        #: The ``shadow`` policy's guard: decides every call too, never enforced (``guard.shadow``).
+        self.shadow: Guard | None = None
+        if (shadow_policy := self.policy.shadow_policy) is not None:
+            self.shadow = Guard(self.registry, shadow_policy, judge=False)
 
     def check(
         self,
@@ -85,7 +91,9 @@ class Guard:
             findings, judgements = self.judge.review_call(
                 findings, call, conversation, self.registry, self.policy, self.semantic, self._stops(call.name, approved)
             )
-        return self._timed(start, self._decide(call, findings, repaired, state, approved), judgements)
+        return self._record(
+            self._timed(start, self._decide(call, findings, repaired, state, approved), judgements), conversation, state, approved
+        )
 
     def check_batch(
         self, calls: list[Any], messages: Any = None, state: GuardState | None = None, check: Callable[..., Decision] | None = None
@@ -110,10 +118,12 @@ class Guard:
         (an allow would run it, and a human's approval would be re-checked without the batch)."""
         call = ToolCall.from_any(call)
         decision = self._decide(call, [finding], None, state or GuardState(), approved=False)
-        if decision.action in (Action.RETRY, Action.BLOCK):
-            return decision
-        feedback = render.feedback(call, [finding], self.policy, self.registry)
-        return decision.model_copy(update={"action": Action.RETRY, "repaired_call": None, "feedback": feedback})
+        if decision.action not in (Action.RETRY, Action.BLOCK):
+            feedback = render.feedback(call, [finding], self.policy, self.registry)
+            decision = decision.model_copy(update={"action": Action.RETRY, "repaired_call": None, "feedback": feedback})
+        if self.decision_log is not None or self.shadow is not None:
+            decision = self._record(decision, Conversation(), state or GuardState(), False, "refuse", finding)
+        return decision
 
     async def acheck(
         self, call: Any, messages: Any = None, state: GuardState | None = None, *, approved: bool = False
@@ -129,7 +139,9 @@ class Guard:
         findings, judgements = await self.judge.areview_call(
             findings, call, conversation, self.registry, self.policy, self.semantic, self._stops(call.name, approved)
         )
-        return self._timed(start, self._decide(call, findings, repaired, state, approved), judgements)
+        return self._record(
+            self._timed(start, self._decide(call, findings, repaired, state, approved), judgements), conversation, state, approved
+        )
 
     def preflight(self, messages: Any, state: GuardState | None = None) -> Decision:
         """Judge the conversation against the tools before any call is proposed.
@@ -148,7 +160,7 @@ class Guard:
             result, judgements = self.judge.review_preflight(
                 result, conversation, self.registry, self.policy, self.semantic, self._stops(result.tool, False, "preflight")
             )
-        return self._timed(start, self._preflight_decision(result, state), judgements)
+        return self._record(self._timed(start, self._preflight_decision(result, state), judgements), conversation, state, False, "preflight")
 
     async def apreflight(self, messages: Any, state: GuardState | None = None) -> Decision:
         """The async twin of ``preflight``: lexical and well under a millisecond, so inline; only a
@@ -163,7 +175,7 @@ class Guard:
             result, judgements = await self.judge.areview_preflight(
                 result, conversation, self.registry, self.policy, self.semantic, self._stops(result.tool, False, "preflight")
             )
-        return self._timed(start, self._preflight_decision(result, state), judgements)
+        return self._record(self._timed(start, self._preflight_decision(result, state), judgements), conversation, state, False, "preflight")
 
     def _assess(self, conversation: Conversation) -> Preflight:
         if self.policy.checks.preflight.enabled:
@@ -173,6 +185,40 @@ class Guard:
     def _preflight_decision(self, result: Preflight, state: GuardState) -> Decision:
         call = ToolCall(name=result.tool, args=result.call_args(), id=PREFLIGHT_CALL_ID)
         return self._decide(call, result.findings, None, state, approved=False, stage="preflight")
+
+    def _record(
+        self,
+        decision: Decision,
+        conversation: Conversation,
+        state: GuardState,
+        approved: bool,
+        stage: Literal["call", "preflight", "refuse"] = "call",
+        refused: Finding | None = None,
+    ) -> Decision:
+        """The shadow policy's verdict on the same input (kept on ``decision.shadow``, never
+        enforced), and the decision log's line. Neither can fail the check."""
+        if self.shadow is None and self.decision_log is None:
+            return decision
+        shadow = None
+        if self.shadow is not None:
+            from guard.shadow import shadow_decide
+
+            shadow = shadow_decide(self.shadow, self.registry, decision, conversation, state, approved, stage, refused)
+            decision.shadow = shadow
+        if self.decision_log is not None:
+            self.decision_log.decision(
+                decision, conversation=conversation, state=state, registry=self.registry, approved=approved, stage=stage,
+                confidence=self.confidence(decision, approved, stage), refused=refused,
+                shadow=shadow.summary() if shadow is not None else None,
+            )
+        return decision
+
+    def confidence(self, decision: Decision, approved: bool = False, stage: str = "call") -> float | None:
+        """How sure the findings that drive the action are: the highest confidence among them
+        (None for a call with no finding behind its action)."""
+        early = self.policy.checks.preflight.actions if stage == "preflight" else {}
+        driving = [f.confidence for f in decision.findings if self._rate(f, early, decision.call.name, approved) is decision.action]
+        return max(driving, default=None)
 
     @staticmethod
     def _timed(start: float, decision: Decision, judgements: list[dict[str, Any]]) -> Decision:

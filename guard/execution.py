@@ -31,6 +31,7 @@ from pydantic.v1 import BaseModel as V1BaseModel
 from pydantic.v1 import ValidationError as V1ValidationError
 from tenacity import AsyncRetrying, Retrying, RetryCallState, retry_if_result, stop_after_attempt, wait_exponential, wait_random
 
+from guard import decision_log
 from guard.budgets import METADATA_KEY
 from guard.checks.outcome import classify_exception, classify_result
 from guard.escalation import Closed
@@ -230,6 +231,8 @@ def finish(
         post["raised"] = type(attempt.error).__name__
     if on_outcome is not None:
         on_outcome(tool, post)
+    if (log := decision_log.writer_for(policy.log)) is not None:
+        log.outcome(ToolCall.from_any(call), post)
     if attempt.error is not None:
         raise attempt.error
     if not observe and isinstance(attempt.result, ToolMessage):

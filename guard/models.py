@@ -14,7 +14,7 @@ import reprlib
 import uuid
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from guard.taxonomy import Action, Category
 
@@ -161,6 +161,17 @@ class Decision(BaseModel):
         default_factory=list,
         description="the findings the policy rated warn: the call runs, and they are recorded",
     )
+    #: The shadow policy's verdict on the same call (``guard.shadow.ShadowDecision``), never enforced;
+    #: private, so it is in no payload, response or checkpoint.
+    _shadow: Any = PrivateAttr(default=None)
+
+    @property
+    def shadow(self) -> Any:
+        return self._shadow
+
+    @shadow.setter
+    def shadow(self, value: Any) -> None:
+        self._shadow = value
 
     @property
     def call_to_run(self) -> ToolCall:

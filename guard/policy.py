@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from guard.decision_log import LogConfig
 from guard.models import canonical_json
 from guard.state.config import StateConfig
 from guard.taxonomy import Action, Category
@@ -295,11 +296,28 @@ class Policy(_Strict):
         default_factory=StateConfig,
         description="shared state: backend, and fail_open or fail_closed when it is unreachable",
     )
+    log: LogConfig | None = Field(
+        None, description="the decision log (guard.decision_log, docs/decision-log.md): one JSON line per decision; off when absent"
+    )
+    shadow: str | None = Field(
+        None,
+        description="a candidate policy file (relative to this one) that decides every call too: its decision is logged "
+        "and counted (guard_shadow_disagreements_total), never enforced",
+    )
 
     @cached_property
     def sha256(self) -> str:
-        """Version hash of the policy's content: every decision carries it."""
-        return hashlib.sha256(canonical_json(self.model_dump(mode="json")).encode()).hexdigest()
+        """Version hash of what decides: every decision carries it. ``log`` and ``shadow`` change
+        what is recorded, never a decision, so they are left out (a pending question survives them)."""
+        data = self.model_dump(mode="json", exclude={"log", "shadow"})
+        return hashlib.sha256(canonical_json(data).encode()).hexdigest()
+
+    @cached_property
+    def shadow_policy(self) -> Policy | None:
+        """The ``shadow`` policy, loaded once (its own ``log`` and ``shadow`` are not used)."""
+        if not self.shadow:
+            return None
+        return Policy.from_yaml(self.shadow).model_copy(update={"log": None, "shadow": None})
 
     def action_for(self, category: Category, tool: str | None = None, confidence: float = 1.0) -> Action:
         """The action for a finding of ``category`` about ``tool`` with this ``confidence``."""
@@ -327,7 +345,10 @@ class Policy(_Strict):
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise PolicyError(str(path), None, None, f"cannot read the policy file: {exc}") from exc
-        return cls.from_yaml_text(text, source=str(path))
+        policy = cls.from_yaml_text(text, source=str(path))
+        if policy.shadow and not Path(policy.shadow).is_absolute():  # relative to this file, not to the working directory
+            policy = policy.model_copy(update={"shadow": str(path.parent / policy.shadow)})
+        return policy
 
     @classmethod
     def from_yaml_text(cls, text: str, source: str = "<string>") -> Policy:

@@ -19,6 +19,8 @@ Metrics (Prometheus)::
     guard_tool_errors_total{tool,kind}            failures reported after a tool ran
     guard_circuit_state{tool}                     gauge: 0 closed, 1 half open, 2 open
     guard_state_backend_errors_total              shared-state operations that failed (Redis down)
+    guard_shadow_disagreements_total{active_action,shadow_action,category}
+                                                  calls the shadow policy decided otherwise (guard.shadow)
 
 Traces (OpenTelemetry): one ``guard.check`` span per check, a child of the current span (the
 tool-execution span of an instrumented agent), carrying ``gen_ai.tool.name``,
@@ -162,6 +164,11 @@ class Telemetry:
         self.backend_errors = Counter(
             "guard_state_backend_errors_total", "Shared-state operations that failed", registry=r
         )
+        self.shadow_disagreements = Counter(
+            "guard_shadow_disagreements_total",
+            "Calls the shadow policy decided otherwise than the active one, per category of either decision",
+            ["active_action", "shadow_action", "category"], registry=r,
+        )
 
     # -- bounded label values ---------------------------------------------------------------------
 
@@ -177,6 +184,10 @@ class Telemetry:
         for warning in decision.warnings:
             self.warnings.labels(tool, warning.category.value).inc()
         self.check_duration.observe(decision.latency_ms / 1000)
+        shadow = decision.shadow
+        if shadow is not None and shadow.disagrees:
+            for category in shadow.disagreement_categories():
+                self.shadow_disagreements.labels(shadow.active_action, shadow.action, category).inc()
 
     def record_retry(self, tool: str | None, category: Category | str) -> None:
         self.retries.labels(self.tool_label(tool), Category(category).value).inc()

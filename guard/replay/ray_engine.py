@@ -1,0 +1,155 @@
+"""The Ray engine: Ray Data streams the log shards to a pool of actors, one ``Guard`` per actor.
+
+The logs are read by a file-based Ray Data datasource that streams each file in blocks of lines
+(never a whole file in memory; a byte that is not UTF-8 is replaced, so the line fails to parse and
+is counted like any malformed line). Each file is one read task, so a log split into shards (one
+file per writer, per hour...) is read in parallel. ``map_batches`` hands batches of lines to a
+fixed pool of ``workers`` actors; each keeps one ``Replayer`` (its guards and their caches) for its
+lifetime and answers a batch with the batch's ``Diff``; the driver merges the diffs as they come
+(``Diff.merge`` is order-free, so the result is the local engine's).
+
+Sizing: the read tasks and the actors share the CPUs Ray sees. With one whole CPU per actor and as
+many actors as CPUs, no CPU is left for a read task and the pipeline stalls, so each read task asks
+for ``READ_CPUS`` and the actors share what is left (at most one CPU each). The per-row work reads
+plain Python strings (``to_pylist`` of an Arrow column), never numpy scalars.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from guard.policy import Policy
+from guard.replay.core import Catalog, Diff, Replayer, catalog_candidate, catalog_entry, replay_policy
+
+#: The CPU share each read task asks for.
+READ_CPUS = 0.25
+#: Lines per block a read task yields, and per batch an actor gets.
+BLOCK_LINES = 2048
+BATCH_LINES = 512
+_CHUNK_BYTES = 1 << 20
+
+
+def _ray() -> Any:
+    try:
+        import ray
+        import ray.data  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - the tests install it
+        from guard.extras import install_hint
+
+        raise ImportError(f"--engine ray needs Ray Data: {install_hint('replay')}") from exc
+    return ray
+
+
+def _datasource(paths: list[str], catalog_only: bool) -> Any:
+    from ray.data.datasource.file_based_datasource import FileBasedDatasource
+
+    class LogLines(FileBasedDatasource):
+        """The lines of decision-log files, streamed in blocks (``text`` column)."""
+
+        def _read_stream(self, f: Any, path: str) -> Iterator[Any]:
+            import pyarrow as pa
+
+            rest, lines = b"", []
+            while True:
+                chunk = f.read(_CHUNK_BYTES)
+                if not chunk:
+                    break
+                parts = (rest + chunk).split(b"\n")
+                rest = parts.pop()
+                for part in parts:
+                    text = part.decode("utf-8", "replace")
+                    if text.strip() and (not catalog_only or catalog_candidate(text)):
+                        lines.append(text)
+                if len(lines) >= BLOCK_LINES:
+                    yield pa.table({"text": lines})
+                    lines = []
+            if rest.strip():
+                text = rest.decode("utf-8", "replace")
+                if not catalog_only or catalog_candidate(text):
+                    lines.append(text)
+            if lines:
+                yield pa.table({"text": lines})
+
+    return LogLines(paths)
+
+
+class _ReplayActor:
+    """One actor of the pool: one Replayer for its lifetime."""
+
+    def __init__(self, policy: dict[str, Any], baseline: dict[str, Any] | None, catalog: list[Any]) -> None:
+        import ray
+
+        data = ray.get(catalog[0])
+        self.replayer = Replayer(
+            Policy.model_validate(policy), Catalog(data["tools"], data["toolsets"]),
+            Policy.model_validate(baseline) if baseline is not None else None,
+        )
+
+    def __call__(self, batch: Any) -> Any:
+        import pyarrow as pa
+
+        diff = Diff()
+        for line in batch.column("text").to_pylist():
+            self.replayer.line(line, diff)
+        return pa.table({"diff": [json.dumps(diff.state())]})
+
+
+def run_ray(
+    paths: Sequence[Path],
+    policy: Policy,
+    baseline: Policy | None = None,
+    *,
+    workers: int = 2,
+    address: str | None = None,
+    num_cpus: int | None = None,
+) -> Diff:
+    """Replay with Ray: join the cluster at ``address``, or start a local one (``num_cpus``,
+    default every core) that stops when the replay ends."""
+    ray = _ray()
+    started = False
+    if not ray.is_initialized():
+        kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": "warning"}
+        if address:
+            ray.init(address=address, **kwargs)
+        else:
+            ray.init(num_cpus=num_cpus or os.cpu_count() or 1, **kwargs)
+            started = True
+    try:
+        return _run(ray, [str(Path(p).resolve()) for p in paths], policy, baseline, workers)
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _run(ray: Any, files: list[str], policy: Policy, baseline: Policy | None, workers: int) -> Diff:
+    from ray.data import DataContext
+
+    ctx = DataContext.get_current()
+    ctx.enable_progress_bars = False
+    ctx.print_on_execution_start = False
+    catalog = Catalog()
+    for row in ray.data.read_datasource(_datasource(files, True), num_cpus=READ_CPUS).iter_rows():
+        catalog.add(catalog_entry(row["text"]))
+    catalog_ref = ray.put(catalog.to_json())
+    cpus = float(ray.cluster_resources().get("CPU", 1.0))
+    actor_cpus = max(0.1, min(1.0, (cpus - READ_CPUS) / workers))
+    diffs = ray.data.read_datasource(_datasource(files, False), num_cpus=READ_CPUS).map_batches(
+        _ReplayActor,
+        fn_constructor_kwargs={
+            "policy": replay_policy(policy).model_dump(mode="json"),
+            "baseline": replay_policy(baseline).model_dump(mode="json") if baseline is not None else None,
+            "catalog": [catalog_ref],
+        },
+        batch_size=BATCH_LINES,
+        batch_format="pyarrow",
+        compute=ray.data.ActorPoolStrategy(size=workers),
+        num_cpus=actor_cpus,
+    )
+    total = Diff()
+    for row in diffs.iter_rows():
+        total.merge(Diff.from_state(json.loads(row["diff"])))
+    return total

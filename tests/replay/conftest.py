@@ -1,0 +1,28 @@
+"""A decision log made the way a team would make one: cases of the bundled benchmark samples run
+through the production graph (``benchmarks.runner``) under a policy whose ``log`` section is on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchmarks.agents import AgentSource
+from benchmarks.cli import SAMPLES
+from benchmarks.execute import select_cases
+from benchmarks.runner import run_cases
+from benchmarks.suites import suite
+from guard.policy import Policy
+
+
+def write_log(path: Path, suites: tuple[str, ...] = ("acebench", "api-bank-ict")) -> Path:
+    policy = Policy.model_validate({"log": {"path": str(path)}})
+    for name in suites:
+        run_cases(select_cases(suite(name), SAMPLES, "all"), policy, AgentSource("reference"))
+    return path
+
+
+@pytest.fixture(scope="session")
+def bench_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The log of every acebench and api-bank-ict sample case (28 cases, about 50 decisions)."""
+    return write_log(tmp_path_factory.mktemp("decision-log") / "decisions.jsonl")
