@@ -56,6 +56,31 @@ def last(node: Any, messages: list[Any], state: Any = MessagesState, **extra: An
     return graph_of(node, state).invoke({"messages": messages, **extra})["messages"][-1]
 
 
+def test_calls_the_guard_lets_run_as_proposed_get_toolnodes_output_exactly():
+    """A batch the guard has nothing to say about: the node's update is ToolNode's, message for
+    message (content, status, metadata: no record added), sync and async, node and middleware."""
+    import asyncio
+
+    ai = AIMessage(content="", tool_calls=[
+        {"name": "add", "args": {"a": 1, "b": 2}, "id": "c1", "type": "tool_call"},
+        {"name": "add", "args": {"a": 3, "b": 4}, "id": "c2", "type": "tool_call"},
+    ])
+    messages = [HumanMessage("Add 1 and 2, and 3 and 4."), ai]
+
+    def plain(out: dict[str, Any]) -> list[tuple[Any, ...]]:
+        return [(m.content, m.status, m.tool_call_id, m.response_metadata) for m in out["messages"] if isinstance(m, ToolMessage)]
+
+    expected = plain(graph_of(ToolNode([add])).invoke({"messages": messages}))
+    assert expected == [("3", "success", "c1", {}), ("7", "success", "c2", {})]
+    for policy in (STRICT, FAST, {}):
+        node = graph_of(GuardedToolNode([add], policy))
+        assert plain(node.invoke({"messages": messages})) == expected
+        assert plain(asyncio.run(node.ainvoke({"messages": messages}))) == expected
+    for policy in (STRICT, FAST):
+        agent = create_agent(bindable([ai]), [add], middleware=[GuardMiddleware(policy)])
+        assert plain(agent.invoke({"messages": messages[:1]})) == expected
+
+
 def test_an_unknown_tool_gets_toolnodes_answer_and_the_guards_record():
     expected = last(ToolNode([add]), batch("multiply", {"a": 1, "b": 2}))
     got = last(GuardedToolNode([add], STRICT), batch("multiply", {"a": 1, "b": 2}))

@@ -92,7 +92,45 @@ def _append_middleware(make: Any) -> None:
     langchain.agents.factory.create_agent = create_agent  # type: ignore[assignment]
 
 
+#: what the guard decided during the running test, other than a clean allow ("action[categories]")
+_DECIDED: list[str] = []
+
+
+def _record_decisions() -> None:
+    """Note every decision the guard makes (``Guard.check``, ``Guard.refuse``), so that each failing
+    test is listed with what the guard did in it (``run.py --list``)."""
+    from guard.engine import Guard
+
+    def noted(method: Any) -> Any:
+        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+            decision = method(self, *args, **kwargs)
+            if decision.action.value != "allow" or decision.categories:
+                cats = ",".join(c.value for c in decision.categories)
+                seen = f"{decision.action.value}[{cats}]"
+                if seen not in _DECIDED:
+                    _DECIDED.append(seen)
+            return decision
+
+        wrapper.__wrapped__ = method  # type: ignore[attr-defined]
+        return wrapper
+
+    Guard.check = noted(Guard.check)  # type: ignore[method-assign]
+    Guard.refuse = noted(Guard.refuse)  # type: ignore[method-assign]
+
+
+def pytest_runtest_setup(item: Any) -> None:
+    _DECIDED.clear()
+
+
+def pytest_runtest_makereport(item: Any, call: Any) -> None:
+    """The decisions go into the JUnit report as the test's ``guard_decisions`` property."""
+    if call.when == "teardown" and _DECIDED:
+        item.user_properties.append(("guard_decisions", " ".join(_DECIDED)))
+
+
 def pytest_configure(config: Any) -> None:
+    if MODE != "control":
+        _record_decisions()
     if SUITE == "langgraph":
         if MODE != "control":
             _swap_tool_node(policy_for(MODE))

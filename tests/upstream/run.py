@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -64,6 +65,8 @@ class Result:
     failed: set[str] = field(default_factory=set)
     passed: int = 0
     skipped: int = 0
+    #: per test, what the guard decided in it other than clean allows (``guard_upstream_swap``)
+    decisions: dict[str, str] = field(default_factory=dict)
 
     def summary(self) -> dict[str, int]:
         return {"failed": len(self.failed), "passed": self.passed, "skipped": self.skipped}
@@ -118,6 +121,9 @@ def junit(path: Path) -> Result:
     result = Result()
     for case in ET.parse(path).getroot().iter("testcase"):
         test_id = f"{case.get('classname')}::{case.get('name')}"
+        for prop in case.iter("property"):
+            if prop.get("name") == "guard_decisions":
+                result.decisions[test_id] = prop.get("value") or ""
         if case.find("failure") is not None or case.find("error") is not None:
             result.failed.add(test_id)
         elif case.find("skipped") is not None:
@@ -136,7 +142,7 @@ def run_suite(suite: Suite, mode: str, root: Path, python: Path, workdir: Path, 
         "GUARD_UPSTREAM_MODE": mode,
         "GUARD_UPSTREAM_POLICY": str(workdir / f"policy-{mode}.yaml"),
     }
-    run([str(python), "-m", "pytest", suite.tests, "-p", "guard_upstream_swap", "-p", "no:cacheprovider",
+    run([str(python), "-m", "pytest", suite.tests, "-p", "guard_upstream_swap", "-p", "no:cacheprovider", "-p", "no:benchmark",
          "-q", "-o", "addopts=", "--junitxml", str(report), *suite.pytest_args, *extra],
         cwd=root, env=env, stdout=subprocess.DEVNULL if not os.environ.get("GUARD_UPSTREAM_VERBOSE") else None)
     return junit(report)
@@ -146,13 +152,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--suite", action="append", choices=sorted(SUITES))
     parser.add_argument("--mode", action="append", choices=MODES)
-    parser.add_argument("--workdir", type=Path, help="reused between runs (sdists, venvs); default: a fresh temp dir")
+    parser.add_argument("--workdir", type=Path, help="kept and reused between runs (sdists, venvs); default: a temp dir, removed at the end")
     parser.add_argument("--check", action="store_true", help="exit 1 when a count exceeds tests/upstream/limits.json")
     parser.add_argument("--list", action="store_true", help="print the failing tests beyond the control")
     parser.add_argument("pytest_args", nargs="*", help="passed on to pytest (after --)")
     args = parser.parse_args(argv)
-    workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="guard-upstream-"))).resolve()
-    workdir.mkdir(parents=True, exist_ok=True)
+    if args.workdir is not None:
+        args.workdir.mkdir(parents=True, exist_ok=True)
+        return conform(args, args.workdir.resolve())
+    workdir = Path(tempfile.mkdtemp(prefix="guard-upstream-"))
+    try:
+        return conform(args, workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def conform(args: argparse.Namespace, workdir: Path) -> int:
     modes = args.mode or list(MODES)
     if "control" not in modes:
         modes = ["control", *modes]
@@ -161,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
         suite = SUITES[name]
         root, python = sdist(suite, workdir), environment(suite, workdir)
         results = {mode: run_suite(suite, mode, root, python, workdir, args.pytest_args) for mode in modes}
+        if not results["control"].passed:
+            raise SystemExit(f"{name}: the control run passed no test; the environment is broken, nothing is measured")
         control = results["control"].failed
         counts[name] = {}
         for mode, result in results.items():
@@ -168,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
             counts[name][mode] = {**result.summary(), "beyond_control": len(beyond)}
             if args.list and mode != "control":
                 for test_id in beyond:
-                    print(f"  {name}/{mode}: {test_id}")
+                    print(f"  {name}/{mode}: {test_id}  -- guard: {result.decisions.get(test_id, 'allow only')}")
     print(json.dumps({"versions": {s.package: metadata.version(s.package) for s in SUITES.values()}, "counts": counts}, indent=2))
     if args.check:
         limits = json.loads((HERE / "limits.json").read_text())
@@ -180,6 +197,10 @@ def main(argv: list[str] | None = None) -> int:
         ]
         for line in over:
             print("REGRESSION", line)
+        for suite, by_mode in counts.items():
+            for mode, c in by_mode.items():
+                if mode in limits.get(suite, {}) and c["beyond_control"] < limits[suite][mode]:
+                    print(f"better than the limit: {suite}/{mode} {c['beyond_control']} < {limits[suite][mode]} (lower it in limits.json)")
         return 1 if over else 0
     return 0
 
