@@ -143,4 +143,4 @@ def print_headline(run: dict[str, Any], report_path: Path, console: Console) -> 
                           end_section=i == len(row["figures"]) - 1)
     stdout = Console(highlight=False)
     stdout.print(table)
-    stdout.print(f"report: {report_path}")
+    stdout.print(f"report: {report_path}", soft_wrap=True)

@@ -182,6 +182,10 @@ def render(
         lines.append(f"- machine: {machine}")
     split = (rule or semantic or {}).get("split", "test")
     lines += [f"- policy `{policy['name']}`, sha256 `{policy['sha256'][:16]}…`; split: {split}; agent: the reference agent", ""]
+    if any(((run or {}).get("data") or {}).get("bundled_samples") for run in (rule, semantic)):
+        from benchmarks.report import SAMPLES_BANNER
+
+        lines[1:1] = ["", f"> {SAMPLES_BANNER}"]
     if sections.get(""):
         lines += [sections[""], ""]
     names = [n for n in SUITES if n in rule_s or n in sem_s]
