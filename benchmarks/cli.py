@@ -130,6 +130,7 @@ def run(
     limit: int | None = typer.Option(None, help="at most N cases per suite (after the split)"),
     semantic: bool = typer.Option(False, help="add the embedding checks with the policy's checks.semantic thresholds (needs the semantic extra)"),
     judge: str | None = typer.Option(None, help="PROVIDER:MODEL: an LLM judge (init_chat_model) asked when the cheaper checks are unsure, with the policy's checks.judge bands; each suite also runs without it"),
+    decision_log: Path | None = typer.Option(None, help="append every decision to this decision log (docs/decision-log.md), as a policy's log: section would: guard replay reads it"),
 ) -> None:
     """Run SUITE (or all) and write results.json, cases.jsonl, report.md and plots."""
     from rich.console import Console
@@ -148,6 +149,10 @@ def run(
     try:
         modules = [load_suite(n) for n in names]
         pol = Policy.from_yaml(policy) if policy else Policy()
+        if decision_log is not None:
+            from guard.decision_log import LogConfig
+
+            pol = pol.model_copy(update={"log": LogConfig(path=str(decision_log))})
         agents = AgentSource(agent)
         matcher = _semantic(pol) if semantic else None
         judged = _judge(judge, pol) if judge else None

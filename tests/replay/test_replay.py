@@ -128,3 +128,17 @@ def test_logs_are_named_by_file_folder_or_pattern(tmp_path: Path) -> None:
     assert expand_logs([str(tmp_path / "*.jsonl"), tmp_path / "a.jsonl"]) == [tmp_path / "a.jsonl", tmp_path / "b.jsonl"]
     with pytest.raises(FileNotFoundError):
         expand_logs([tmp_path / "missing.jsonl"])
+
+
+def test_a_benchmark_run_writes_a_log_that_replays_as_logged(tmp_path: Path) -> None:
+    from benchmarks.cli import SAMPLES
+    from benchmarks.cli import app as bench_app
+
+    log = tmp_path / "bench.jsonl"
+    result = CliRunner().invoke(bench_app, ["run", "acebench", "--data-dir", str(SAMPLES), "--split", "all", "--limit", "4",
+                                            "--out", str(tmp_path / "out"), "--decision-log", str(log)])
+    assert result.exit_code == 0, result.output
+    logged = decisions_of(log)
+    assert logged and {d["thread_id"] for d in logged} <= {json.loads(c)["id"] for c in (tmp_path / "out" / "cases.jsonl").read_text().splitlines()}
+    report = replay([log], Policy()).report
+    assert report["decisions"] == len(logged) and report["changed"] == 0
