@@ -624,7 +624,8 @@ def _kind(name: str, schema: dict[str, Any], description: str) -> str:
 # --- what the conversation says ------------------------------------------------------------------
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
-_QUOTED = re.compile(r"\"([^\"\n]{1,200})\"|“([^”\n]{1,200})”|(?<![\w'])'([^'\n]{1,200})'(?![\w])|`([^`\n]{1,200})`")
+#: A quoted phrase; a single-quoted one may be followed by a possessive "s" ("the user 'john_doe's playlist").
+_QUOTED = re.compile(r"\"([^\"\n]{1,200})\"|“([^”\n]{1,200})”|(?<![\w'])'([^'\n]{1,200})'(?![\w])|(?<![\w'])'([^'\n]{1,200})'(?=s\b)|`([^`\n]{1,200})`")
 _TOKEN = re.compile(r"\S+")
 _EDGE = "\"'“”‘’`()[]{}<>.,;:!?\u3002\uff0c"
 _EMAIL = re.compile(r"^[^\s@]+@[^\s@]+$")
@@ -1192,10 +1193,10 @@ def _text_evidence(slot: _Slot, texts: list[_Text], taken: set[str], others: set
     return None
 
 
-#: A word introduced as what the request is about ("related to machine learning", "specialize in
-#: ales", "an image of a retriever").
+#: A word introduced as what the request is about ("quotes about leadership", "related to machine
+#: learning", "specialize in ales").
 _TOPIC = re.compile(
-    r"\b(?:related to|regarding|concerning|speciali[sz]\w* in|discussing|featuring|named|called|titled)"
+    r"\b(?:about|related to|regarding|concerning|speciali[sz]\w* in|discussing|featuring|named|called|titled)"
     r"\s+(?:(?:the|a|an|some|all)\s+)?([a-z][a-z-]{2,})",
     re.IGNORECASE,
 )

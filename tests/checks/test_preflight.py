@@ -528,3 +528,27 @@ def test_a_url_a_clock_or_a_ratio_is_no_key_value():
     assert _KEY_VALUE.fullmatch("lat=48.357").group(1) == "48.357"
     for text in ("https://example.com/a", "10:30", "a:b:c", "x=1=2"):
         assert _KEY_VALUE.fullmatch(text) is None
+
+
+QUOTE_TOOLS = [
+    tool("search_quotes", "Search famous quotes.", {"term": {"type": "string", "description": "The search term"}}, ["term"]),
+    tool("user_tracks", "Fetch the tracks of a user's playlist.", {"handle": {"type": "string", "description": "The user's handle"}}, ["handle"]),
+]
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "Find me some quotes about leadership",
+        "Share a few quotes about courage, please",
+        "Fetch the tracks of the user 'john_doe's playlist",
+        "Fetch the tracks from the user 'mia.k's playlist",
+    ],
+)
+def test_a_topic_after_about_and_a_quoted_name_before_a_possessive_are_values(request_text):
+    assert run(request_text, tools=QUOTE_TOOLS).findings == []
+
+
+@pytest.mark.parametrize("request_text", ["Find me some quotes", "Tell me about the quotes you have", "Fetch the tracks of my friend's playlist"])
+def test_without_a_topic_or_a_name_the_value_is_still_missing(request_text):
+    assert [f.category for f in run(request_text, tools=QUOTE_TOOLS).findings] == [Category.MISSING_ARGUMENT]
