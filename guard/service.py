@@ -70,6 +70,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from guard.budgets import GuardState
 from guard.checks import CheckContext, arguments
 from guard.checks.judge import judge_for
+from guard.decision_log import log_context, writer_for
 from guard.conversation import Conversation
 from guard.engine import Guard
 from guard.escalation import Answer, payload
@@ -290,6 +291,7 @@ class _Service:
             _tracking_failures() as failed,
             self.store.deadline(),
             self.telemetry.check_span(call.name, call.id, parent) as span,
+            log_context(thread_id=request.thread_id, source="service"),
         ):
             self._apply_circuit(registry, call.name)
             state = self._budgets(request.thread_id, call, conversation)
@@ -417,6 +419,8 @@ class _Service:
             self.telemetry.record_tool_error(report.tool, report.error_kind)
         reason = report.reason or (report.error_kind.value if report.error_kind else None)
         circuit = self.store.record_tool_result(report.tool, report.ok, reason)
+        if (log := writer_for(self.policy.log)) is not None:
+            log.outcome(ToolCall(name=report.tool), {"outcome": report.error_kind.value if report.error_kind else None})
         self.telemetry.set_circuit(report.tool, circuit.state)
         return circuit
 
