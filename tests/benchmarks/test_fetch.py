@@ -253,3 +253,23 @@ def test_an_empty_data_folder_names_the_files_and_the_fetch_command(tmp_path: Pa
     assert result.exit_code == 1
     assert "acebench/data_en/data_special_incomplete.json" in result.output
     assert f"get them with: guard bench fetch acebench --dest {empty}" in result.output
+
+
+@pytest.mark.skipif(not UPSTREAM.is_dir(), reason="no copy of the upstream files beside the project")
+def test_the_production_lock_fetches_the_upstream_files_through_the_download_path(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The real lock, unpatched, against a mirror that serves the upstream copies at GitHub's layout:
+    every pinned ACEBench and Fail-TaLMs file arrives and matches, and the loaders read the same cases."""
+    from benchmarks.datasets import acebench, fail_talms
+
+    server = Mirror(UPSTREAM)
+    try:
+        monkeypatch.setenv(fetch.MIRROR_ENV, server.url)
+        result = _invoke("bench", "fetch", "acebench", "fail-talms", "--dest", str(tmp_path / "data"))
+    finally:
+        server.close()
+    assert result.exit_code == 0, result.output
+    assert "acebench: 34 files" in result.output and "fail-talms: 2304 files" in result.output
+    for loader in (acebench, fail_talms):
+        fetched, in_place = loader.load(tmp_path / "data"), loader.load(UPSTREAM)
+        assert [c.id for c in fetched] == [c.id for c in in_place] and len(fetched) > 500
