@@ -302,3 +302,24 @@ def compare(
         typer.echo("\nRegressions beyond --max-drop:\n" + "\n".join(f"- {r}" for r in regressions))
         raise typer.Exit(1)
     typer.echo(f"\nNo precision or recall dropped by more than {max_drop}.")
+
+
+@app.command()
+def rules(
+    runs: list[Path] = typer.Argument(..., help="run folders (each with the cases.jsonl of a guard bench run: a dev and a test run, or one --split all run)"),
+    out: Path | None = typer.Option(None, help="also write FILE.json and FILE.md (default: print the Markdown only)"),
+) -> None:
+    """Where each rule fires (clean cases, interrupts, positives) per split, and the calibration of the findings' confidence."""
+    from benchmarks.rules import markdown, report
+
+    try:
+        rep = report(runs)
+    except OSError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    text = markdown(rep)
+    typer.echo(text)
+    if out is not None:
+        out.with_suffix(".json").write_text(json.dumps(rep, indent=2), encoding="utf-8")
+        out.with_suffix(".md").write_text(text + "\n", encoding="utf-8")
+        typer.echo(f"wrote {out.with_suffix('.json')}, {out.with_suffix('.md')}")

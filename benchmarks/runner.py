@@ -160,7 +160,7 @@ def _score_decision(result: CaseResult, decision: Decision | None) -> None:
     result.action = decision.action.value
     result.flagged = not decision.action.runs
     result.categories = [c.value for c in decision.categories]
-    result.findings = [f.model_dump(mode="json", include={"category", "path", "value", "rule", "message", "tool", "evidence"})
+    result.findings = [f.model_dump(mode="json", include={"category", "check", "path", "value", "rule", "message", "tool", "evidence", "confidence"})
                        for f in decision.findings]
     unrepaired = [f.category for f in decision.findings if f.repair is None]
     result.predicted = sorted(labels_of(unrepaired)) if result.flagged else []
