@@ -33,7 +33,6 @@ record that cannot be written is counted (``DecisionLog.errors``) and logged onc
 from __future__ import annotations
 
 import contextvars
-import fnmatch
 import json
 import logging
 import os
@@ -82,7 +81,7 @@ class LogConfig(BaseModel):
     )
     redact: tuple[str, ...] = Field(
         (),
-        description="argument names (fnmatch, any depth: 'password', '*token*') or JSON paths ('$.card.number', '$.items[*].ssn') "
+        description="argument names (any depth, case-insensitive: 'password', '*token*') or JSON paths ('$.card.number', '$.items[*].ssn') "
         "whose values are written as '[redacted]' in calls, repairs, findings and earlier tool calls",
     )
 
@@ -126,12 +125,18 @@ def _context() -> dict[str, Any]:
 # -- redaction ----------------------------------------------------------------------------------------
 
 
+def _glob(pattern: str) -> re.Pattern[str]:
+    """``*`` any text, ``?`` one character, ``[*]`` any array index; everything else literal."""
+    text = re.escape(pattern).replace(r"\[\*\]", r"\[\d+\]").replace(r"\*", ".*").replace(r"\?", ".")
+    return re.compile(text + r"\Z")
+
+
 class Redactor:
     """Values to hide, by argument name (any depth) or by JSON path (``fnmatch`` patterns)."""
 
     def __init__(self, patterns: Iterable[str]) -> None:
-        self.names = [re.compile(fnmatch.translate(p.lower())) for p in patterns if not p.startswith("$")]
-        self.paths = [re.compile(fnmatch.translate(p)) for p in patterns if p.startswith("$")]
+        self.names = [_glob(p.lower()) for p in patterns if not p.startswith("$")]
+        self.paths = [_glob(p) for p in patterns if p.startswith("$")]
 
     def __bool__(self) -> bool:
         return bool(self.names or self.paths)

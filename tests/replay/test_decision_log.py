@@ -77,6 +77,14 @@ def test_redaction_by_name_and_by_path_and_messages_left_out(tmp_path: Path) -> 
     assert "hunter2" not in path.read_text() and "4111" not in path.read_text()
 
 
+def test_a_path_pattern_reaches_into_arrays(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    guard = Guard([{"name": "pay", "parameters": {"type": "object", "properties": {"items": {"type": "array"}}}}],
+                  logging_policy(path, redact=["$.items[*].ssn"]))
+    guard.check({"name": "pay", "args": {"items": [{"ssn": "078-05-1120", "n": 1}, {"ssn": "219-09-9999"}]}, "id": "c1"})
+    assert lines(path)[-1]["call"]["args"] == {"items": [{"ssn": "[redacted]", "n": 1}, {"ssn": "[redacted]"}]}
+
+
 def test_an_unknown_key_in_the_log_section_fails_the_policy(tmp_path: Path) -> None:
     policy = tmp_path / "p.yaml"
     policy.write_text("log:\n  path: d.jsonl\n  include_message: false\n", encoding="utf-8")
