@@ -70,6 +70,8 @@ def run_suites(
         if not module.available(data):
             console.print(f"[yellow]skip[/] {name}: {missing_text(name, data)}", highlight=False, soft_wrap=True)
             continue
+        if not data_info["bundled_samples"]:
+            _say_incomplete(name, data, console)
         cases = select_cases(module, data, split, limit)
         judged = judge is not None or policy.checks.judge.enabled
         plain = run_cases(cases, judge_off(policy), agents, semantic=semantic) if judged else None  # the baseline, first
@@ -119,6 +121,21 @@ def clean_out(out: Path) -> None:
     if plots.is_dir():
         for png in plots.glob("*.png"):
             png.unlink()
+
+
+def _say_incomplete(name: str, data: Path, console: Console) -> None:
+    """A line per source of the suite that is only partly in ``data`` (its figures would cover fewer cases)."""
+    from benchmarks.fetch import incomplete
+
+    try:
+        partial = incomplete(name, data)
+    except (OSError, ValueError, KeyError):
+        return  # no lock to compare with: nothing to say
+    for source, missing in partial:
+        shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+        console.print(f"[yellow]incomplete[/] {name}: {len(missing)} file(s) of {source.title} are missing from {data} "
+                      f"({shown}); its figures cover only what is there; guard bench fetch {name} --dest {data} "
+                      "restores them", highlight=False, soft_wrap=True)
 
 
 def missing_text(name: str, data: Path) -> str:

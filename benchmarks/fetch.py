@@ -338,6 +338,22 @@ def _from_files(source: Source, wanted: dict[str, str | None], staging: Path,
     return got
 
 
+def incomplete(suite: str, data: Path, lock: dict[str, dict[str, Any]] | None = None) -> list[tuple[Source, list[str]]]:
+    """The suite's pinned sources whose folder is in ``data`` but lacks some of the files fetch lays
+    out there, each with the missing paths (relative to ``data``): a partial copy, which a loader
+    would read as fewer cases without a word. A source whose folder is absent is not listed."""
+    lock = load_lock() if lock is None else lock
+    out = []
+    for key in SUITE_SOURCES.get(suite, ()):
+        pinned, source = lock.get(key), SOURCES[key]
+        folder = Path(data) / source.dest
+        if pinned is None or not folder.is_dir():
+            continue
+        if missing := [f"{source.dest}/{rel}" for rel in sorted(pinned["files"]) if not (folder / rel).is_file()]:
+            out.append((source, missing))
+    return out
+
+
 def make_lock(root: Path, sources: Iterable[Source] | None = None) -> dict[str, Any]:
     """The lock for a local copy of the upstream files laid out as the destination is (``root``):
     every file of each pinned source's folder, with its sha256 and the folder's size. A source whose

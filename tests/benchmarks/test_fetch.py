@@ -273,3 +273,16 @@ def test_the_production_lock_fetches_the_upstream_files_through_the_download_pat
     for loader in (acebench, fail_talms):
         fetched, in_place = loader.load(tmp_path / "data"), loader.load(UPSTREAM)
         assert [c.id for c in fetched] == [c.id for c in in_place] and len(fetched) > 500
+
+
+def test_a_partial_data_folder_says_what_is_missing_and_how_to_restore_it(tmp_path: Path) -> None:
+    partial = tmp_path / "partial"
+    (partial / "acebench" / "data_en").mkdir(parents=True)
+    name = "data_special_incomplete.json"
+    (partial / "acebench" / "data_en" / name).write_bytes((SAMPLES / "acebench" / "data_en" / name).read_bytes())
+    result = _invoke("bench", "run", "acebench", "--data-dir", str(partial), "--out", str(tmp_path / "out"))
+    line = next(x for x in result.output.splitlines() if x.startswith("incomplete acebench: "))
+    assert "33 file(s) of ACEBench (English) are missing" in line
+    assert "acebench/data_en/data_agent_multi_step.json" in line and "and 30 more" in line
+    assert line.endswith(f"guard bench fetch acebench --dest {partial} restores them")
+    assert fetch.incomplete("acebench", SAMPLES.parent / "nowhere") == []
