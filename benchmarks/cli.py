@@ -60,6 +60,9 @@ def fetch(
     names = suites or ["all"]
     _check_suites(names)
     target = dest or fetch_mod.default_dest()
+    if target.exists() and not target.is_dir():
+        typer.echo(f"error: --dest {target} is not a folder", err=True)
+        raise typer.Exit(2)
     try:
         lock = fetch_mod.load_lock()
         sources = fetch_mod.sources_for(names)

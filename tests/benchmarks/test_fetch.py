@@ -205,6 +205,12 @@ def test_a_mirror_that_is_no_url_is_refused(monkeypatch: pytest.MonkeyPatch, tmp
     assert result.exit_code == 1 and "not an http(s) URL" in result.output
 
 
+def test_a_dest_that_is_a_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    result = _invoke("bench", "fetch", "acebench", "--dest", str(tmp_path / "file"))
+    assert result.exit_code == 2 and "is not a folder" in result.stderr
+
+
 def test_an_unknown_suite_gets_the_list_and_a_suggestion(tmp_path: Path) -> None:
     result = _invoke("bench", "fetch", "acebnch", "--dest", str(tmp_path))
     assert result.exit_code == 2
