@@ -345,8 +345,9 @@ def _papers_plot(plt: Any, plot_dir: Path, name: str, paper: Mapping[str, float]
     metrics = list(dict.fromkeys(f.metric for f in refs))
     rows: list[tuple[str, float, Any, str]] = []  # label, value, interval, colour
     for metric in metrics:
-        ci = (intervals.get(metric) or {}).get("ci95")
-        rows.append((f"{metric}: guard", float(paper[metric]), ci, "tab:green"))
+        entry = intervals.get(metric) or {}
+        counts = f" ({entry['k']}/{entry['n']})" if entry.get("n") else ""
+        rows.append((f"{metric}: guard{counts}", float(paper[metric]), entry.get("ci95"), "tab:green"))
         rows += [(f"{metric}: {f.model}" + (" (paper, other data)" if f.rebuilt else " (paper)"), f.value, None, "tab:gray")
                  for f in refs if f.metric == metric]
     fig, ax = plt.subplots(figsize=(8.0, 0.9 + 0.32 * len(rows)))
