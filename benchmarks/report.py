@@ -232,6 +232,8 @@ def headline(run: dict[str, Any]) -> list[dict[str, Any]]:
         figs = [(m, fmt_ci(res["paper_metrics"][m], res.get("paper_ci95", {}).get(m))) for m in wanted]
         fi = res.get("false_interrupt_rate")
         figs.append(("false_interrupt_rate", fmt_ci(fi["value"], fi) if isinstance(fi, Mapping) else fmt(res.get("false_alarm_rate"))))
+        if res.get("n_errors"):
+            figs.append(("errors", f"{res['n_errors']} cases failed to run (their error is in cases.jsonl)"))
         rows.append({"suite": name, "cases": res["n_cases"], "figures": figs})
     return rows
 
