@@ -35,6 +35,7 @@ METRIC_FAMILIES: dict[str, str] = {
     "guard_tool_errors_total": "counter",
     "guard_circuit_state": "gauge",
     "guard_state_backend_errors_total": "counter",
+    "guard_shadow_disagreements_total": "counter",
 }
 
 

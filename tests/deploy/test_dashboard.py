@@ -86,6 +86,7 @@ def test_required_panels() -> None:
     panel_with("sum by (kind) (rate(guard_tool_errors_total")
     panel_with("by (tool) (guard_circuit_state)")
     panel_with("rate(guard_state_backend_errors_total")
+    panel_with("sum by (active_action, shadow_action) (rate(guard_shadow_disagreements_total")
 
 
 @pytest.mark.parametrize(

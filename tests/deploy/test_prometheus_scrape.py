@@ -115,13 +115,22 @@ def _log(path: Path) -> str:
     return path.read_text(encoding="utf-8", errors="replace")[-4000:] if path.exists() else ""
 
 
+#: A shadow candidate for the example policy: it would block what the example sends back for an
+#: unknown tool, so the scrape has a disagreement to show (guard_shadow_disagreements_total).
+CANDIDATE = "name: candidate\nactions:\n  unknown_tool: block\n"
+
+
 @pytest.fixture
 def guard_service(tmp_path: Path) -> Iterator[str]:
-    """``guard.service:create_app`` under uvicorn on a free loopback port; yields its base URL."""
+    """``guard.service:create_app`` under uvicorn on a free loopback port; yields its base URL. The
+    policy is the example policy with a shadow candidate added (the example itself has none)."""
     port = free_port()
+    (tmp_path / "candidate.yaml").write_text(CANDIDATE, encoding="utf-8")
+    policy = tmp_path / "policy.yaml"
+    policy.write_text((DEPLOY / "policy.yaml").read_text(encoding="utf-8") + "\nshadow: candidate.yaml\n", encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "GUARD_", "PROMETHEUS_MULTIPROC"))}
     env.update(
-        GUARD_POLICY=str(DEPLOY / "policy.yaml"),
+        GUARD_POLICY=str(policy),
         GUARD_API_TOKEN=TOKEN,
         GUARD_METRIC_TOOLS="search_flights,get_weather",
         OTEL_TRACES_EXPORTER="none",
@@ -248,6 +257,7 @@ def test_prometheus_scrapes_every_metric_the_dashboard_queries(guard_service: st
     assert values("guard_state_backend_errors_total") == [0.0]
     assert values("guard_warnings_total", tool="get_weather", category="ungrounded_value") == [1.0]
     assert values("guard_check_duration_seconds_count") == [4.0]
+    assert values("guard_shadow_disagreements_total", active_action="retry", shadow_action="block", category="unknown_tool") == [1.0]
 
     # every dashboard expression runs on the real engine; the rate panels have data once two scrapes are in
     for title, expr in dashboard_exprs():
