@@ -117,3 +117,24 @@ def test_the_node_logs_thread_decisions_and_outcomes_with_no_code_of_its_own(tmp
     outcomes = [r for r in lines(path) if r["type"] == "outcome"]
     assert [(d["thread_id"], d["call"]["id"], d["decision"]["action"]) for d in decisions if d["stage"] == "call"] == [("t-42", "c1", "allow")]
     assert [(o["thread_id"], o["call_id"], o["outcome"], o["attempts"]) for o in outcomes] == [("t-42", "c1", "ok", 1)]
+
+
+def test_the_middleware_logs_with_the_runs_thread_and_the_log_replays_as_logged(tmp_path: Path, travel_tools: Any) -> None:
+    from langchain.agents import create_agent
+
+    from guard.middleware import GuardMiddleware
+    from guard.replay import replay
+    from tests.support import FAST
+
+    path = tmp_path / "d.jsonl"
+    model = scripted([ai_call("weather", {"city": "Paris"}, "c1"), ai_call("get_weather", {"city": "Paris"}, "c2")])
+    object.__setattr__(model, "bind_tools", lambda tools, **kw: model)
+    policy = {**FAST, "log": {"path": str(path)}}
+    agent = create_agent(model, travel_tools, middleware=[GuardMiddleware(policy)], checkpointer=InMemorySaver())
+    agent.invoke({"messages": [("user", "Weather in Paris")]}, {"configurable": {"thread_id": "m-7"}})
+    decisions = [r for r in lines(path) if r["type"] == "decision"]
+    assert [(d["thread_id"], d["call"]["name"], d["decision"]["action"]) for d in decisions] == [
+        ("m-7", "weather", "retry"), ("m-7", "get_weather", "allow")]
+    assert [(o["call_id"], o["outcome"]) for o in lines(path) if o["type"] == "outcome"] == [("c2", "ok")]
+    report = replay([path], Policy.model_validate(FAST)).report
+    assert report["decisions"] == 2 and report["changed"] == 0
