@@ -100,8 +100,7 @@ def fetch(
         raise typer.Exit(1)
     if wrote:
         data_opt = "" if default_data_dir().resolve() == target.resolve() else f" --data-dir {shlex.quote(str(target))}"
-        for name in dict.fromkeys(names):
-            out.print(f"next: guard bench run {name}{data_opt}")
+        out.print(f"next: guard bench run {' '.join(dict.fromkeys(names))}{data_opt}")
 
 
 def _size_text(n: int) -> str:
@@ -124,7 +123,7 @@ def _check_suites(names: list[str]) -> None:
 
 @app.command()
 def run(
-    suite: str = typer.Argument(..., help="a suite name, or all; " + _SUITE_LIST),
+    suites: list[str] = typer.Argument(..., help="one or more suite names, or all; " + _SUITE_LIST, metavar="SUITE..."),
     data_dir: Path | None = typer.Option(None, help=_DATA_HELP),
     split: str = typer.Option("test", help="dev, test or all"),
     policy: Path | None = typer.Option(None, help="policy YAML (default: the built-in policy)"),
@@ -135,7 +134,7 @@ def run(
     judge: str | None = typer.Option(None, help="PROVIDER:MODEL: an LLM judge (init_chat_model) asked when the cheaper checks are unsure, with the policy's checks.judge bands; each suite also runs without it"),
     decision_log: Path | None = typer.Option(None, help="append every decision to this decision log (docs/decision-log.md), as a policy's log: section would: guard replay reads it"),
 ) -> None:
-    """Run SUITE (or all) and write results.json, cases.jsonl, report.md and plots."""
+    """Run SUITE (several, or all) and write results.json, cases.jsonl, report.md and plots."""
     from rich.console import Console
 
     from benchmarks.agents import AgentSource
@@ -145,10 +144,11 @@ def run(
     from guard.policy import Policy, PolicyError
 
     console = Console(stderr=True)
-    _check_suites([suite])
+    _check_suites(suites)
     if split not in SPLITS:
         raise typer.BadParameter("split must be dev, test or all")
-    names = list(SUITES) if suite == "all" else [suite]
+    names = list(SUITES) if "all" in suites else list(dict.fromkeys(suites))
+    suite = "all" if "all" in suites else ",".join(names)
     try:
         modules = [load_suite(n) for n in names]
         pol = Policy.from_yaml(policy) if policy else Policy()

@@ -50,7 +50,8 @@ def run_suites(
     semantic: Any = None,
     judge: Any = None,
 ) -> dict[str, Any] | None:
-    """Run each suite in ``modules`` (``suite`` is the name asked for: one suite, or ``all``) and
+    """Run each suite in ``modules`` (``suite`` is what was asked for: one suite, ``all``, or several
+    names joined by commas: anything but one suite's name writes one object per suite under ``suites``) and
     write ``results.json``, ``cases.jsonl``, ``report.md`` and ``plots/`` under ``out``.
 
     Returns what ``results.json`` holds, or None (after saying so) when no suite had data. A suite
@@ -96,8 +97,8 @@ def run_suites(
         console.print("[red]no suite had data to run[/]")
         return None
     run_data: dict[str, Any] = (
-        {"suite": "all", "split": split, "policy": {"name": policy.name, "sha256": policy.sha256}, "suites": per_suite}
-        if suite == "all" else dict(per_suite[suite])
+        {"suite": suite, "split": split, "policy": {"name": policy.name, "sha256": policy.sha256}, "suites": per_suite}
+        if suite not in per_suite else dict(per_suite[suite])
     )
     run_data["data"] = data_info
     report.write_json(out / "results.json", run_data)

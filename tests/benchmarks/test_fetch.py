@@ -119,7 +119,7 @@ def test_fetch_then_run_gives_the_figures_of_the_fetched_data(mirror: Mirror, tm
     fetched = _invoke("bench", "fetch", "acebench", "fail-talms")
     assert fetched.exit_code == 0, fetched.output
     assert f"downloaded, every sha256 checked (chenchen0103/ACEBench@56dd66cf) -> {data / 'acebench' / 'data_en'}" in fetched.output
-    assert "next: guard bench run acebench\n" in fetched.output and "next: guard bench run fail-talms\n" in fetched.output
+    assert "next: guard bench run acebench fail-talms\n" in fetched.output
     # archives, not file by file: one request per repository and commit
     assert sorted(r.split("/tar.gz/")[0] for r in mirror.requests) == ["/codeload/EduardoTrevino/Fail-TaLMs",
                                                                          "/codeload/chenchen0103/ACEBench"]
@@ -128,18 +128,21 @@ def test_fetch_then_run_gives_the_figures_of_the_fetched_data(mirror: Mirror, tm
     assert (data / "fail-talms/benchmark/Original/Books/query_1.json").is_file()
     assert (data / "fail-talms/outputs").is_dir()
 
+    # the second command, as fetch printed it (the data folder is the fetch folder: no --data-dir)
+    run = _invoke("bench", "run", "acebench", "fail-talms", "--split", "all", "--out", str(tmp_path / "out"))
+    assert run.exit_code == 0, run.output
+    got = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert got["suite"] == "acebench,fail-talms" and list(got["suites"]) == ["acebench", "fail-talms"]
+    assert got["data"] == {"dir": str(data.resolve()), "bundled_samples": False}
+    assert f"report: {tmp_path / 'out' / 'report.md'}" in run.output
+    same = _invoke("bench", "run", "acebench", "fail-talms", "--split", "all", "--data-dir", str(SAMPLES),
+                   "--out", str(tmp_path / "samples"))
+    assert same.exit_code == 0, same.output
+    want = json.loads((tmp_path / "samples" / "results.json").read_text())
+    assert want["data"]["bundled_samples"] is True
     for suite in ("acebench", "fail-talms"):
-        run = _invoke("bench", "run", suite, "--split", "all", "--out", str(tmp_path / suite))
-        assert run.exit_code == 0, run.output
-        got = json.loads((tmp_path / suite / "results.json").read_text())
-        assert got["data"] == {"dir": str(data.resolve()), "bundled_samples": False}
-        same = _invoke("bench", "run", suite, "--split", "all", "--data-dir", str(SAMPLES), "--out", str(tmp_path / f"{suite}-samples"))
-        assert same.exit_code == 0, same.output
-        want = json.loads((tmp_path / f"{suite}-samples" / "results.json").read_text())
-        assert got["n_cases"] == want["n_cases"] > 0
-        assert got["paper_metrics"] == want["paper_metrics"]
-        assert want["data"]["bundled_samples"] is True
-        assert "report:" in run.output and suite in run.output
+        assert got["suites"][suite]["n_cases"] == want["suites"][suite]["n_cases"] > 0
+        assert got["suites"][suite]["paper_metrics"] == want["suites"][suite]["paper_metrics"]
 
 
 def test_a_second_fetch_checks_the_files_and_downloads_nothing(mirror: Mirror) -> None:
