@@ -56,6 +56,8 @@ class Guard:
 
             semantic = semantic_for(self.policy.checks.semantic)
         self.semantic = semantic
+        if callable(prepare := getattr(semantic, "prepare", None)):
+            prepare(self.registry)  # the tools embedded once per registry, before any decision
         self.judge: Any = None
         if judge is not False and (judge is not None or self.policy.checks.judge.enabled):
             from guard.checks.judge import judge_for  # imported only when a judge is asked for
@@ -91,7 +93,7 @@ class Guard:
             findings, judgements = self.judge.review_call(
                 findings, call, conversation, self.registry, self.policy, self.semantic, self._stops(call.name, approved)
             )
-        return self._record(
+        return self._log_and_shadow(
             self._timed(start, self._decide(call, findings, repaired, state, approved), judgements), conversation, state, approved
         )
 
@@ -122,7 +124,7 @@ class Guard:
             feedback = render.feedback(call, [finding], self.policy, self.registry)
             decision = decision.model_copy(update={"action": Action.RETRY, "repaired_call": None, "feedback": feedback})
         if self.decision_log is not None or self.shadow is not None:
-            decision = self._record(decision, Conversation(), state or GuardState(), False, "refuse", finding)
+            decision = self._log_and_shadow(decision, Conversation(), state or GuardState(), False, "refuse", finding)
         return decision
 
     async def acheck(
@@ -139,7 +141,7 @@ class Guard:
         findings, judgements = await self.judge.areview_call(
             findings, call, conversation, self.registry, self.policy, self.semantic, self._stops(call.name, approved)
         )
-        return self._record(
+        return self._log_and_shadow(
             self._timed(start, self._decide(call, findings, repaired, state, approved), judgements), conversation, state, approved
         )
 
@@ -160,7 +162,7 @@ class Guard:
             result, judgements = self.judge.review_preflight(
                 result, conversation, self.registry, self.policy, self.semantic, self._stops(result.tool, False, "preflight")
             )
-        return self._record(self._timed(start, self._preflight_decision(result, state), judgements), conversation, state, False, "preflight")
+        return self._log_and_shadow(self._timed(start, self._preflight_decision(result, state), judgements), conversation, state, False, "preflight")
 
     async def apreflight(self, messages: Any, state: GuardState | None = None) -> Decision:
         """The async twin of ``preflight``: lexical and well under a millisecond, so inline; only a
@@ -175,7 +177,7 @@ class Guard:
             result, judgements = await self.judge.areview_preflight(
                 result, conversation, self.registry, self.policy, self.semantic, self._stops(result.tool, False, "preflight")
             )
-        return self._record(self._timed(start, self._preflight_decision(result, state), judgements), conversation, state, False, "preflight")
+        return self._log_and_shadow(self._timed(start, self._preflight_decision(result, state), judgements), conversation, state, False, "preflight")
 
     def _assess(self, conversation: Conversation) -> Preflight:
         if self.policy.checks.preflight.enabled:
@@ -186,7 +188,7 @@ class Guard:
         call = ToolCall(name=result.tool, args=result.call_args(), id=PREFLIGHT_CALL_ID)
         return self._decide(call, result.findings, None, state, approved=False, stage="preflight")
 
-    def _record(
+    def _log_and_shadow(
         self,
         decision: Decision,
         conversation: Conversation,
