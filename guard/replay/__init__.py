@@ -92,13 +92,18 @@ def replay(
 
 
 def write_outputs(run: ReplayRun, out: Path) -> list[Path]:
-    """``out/diff.json`` (engine-independent) and ``out/run.json`` (engine, workers, time, rate)."""
+    """``out/diff.json`` (engine-independent), ``out/report.html`` (the same, for a reader) and
+    ``out/run.json`` (engine, workers, time, rate)."""
     out.mkdir(parents=True, exist_ok=True)
     diff_path = out / "diff.json"
     diff_path.write_text(json.dumps(run.report, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    from guard.replay.report import render
+
+    html_path = out / "report.html"
+    html_path.write_text(render(run.report), encoding="utf-8")
     run_path = out / "run.json"
     run_path.write_text(json.dumps({
         "engine": run.engine, "workers": run.workers, "seconds": round(run.seconds, 3),
         "decisions": run.report["decisions"], "decisions_per_second": round(run.decisions_per_second, 1),
     }, indent=2) + "\n", encoding="utf-8")
-    return [diff_path, run_path]
+    return [diff_path, html_path, run_path]
