@@ -427,4 +427,18 @@ def paper_metrics(results: list[Any]) -> dict[str, float]:
         for model in sorted({m for _, by_model in joined for m in by_model}):
             answers = [by_model[model] for _, by_model in joined if model in by_model]
             out[f"recorded_{model}_{_slug(s)}"] = ratio(sum(answers), len(answers))
+            out.update(_on_top(s, model, [(r, by_model[model]) for r, by_model in joined if model in by_model]))
     return out
+
+
+def _on_top(set_name: str, model: str, pairs: list[tuple[Any, bool]]) -> dict[str, float]:
+    """The guard wrapped around a recorded model, on the queries with that model's answer.
+
+    Original: ``guard_cost_<model>_original``, the share of queries the model went ahead with
+    (aware means proceeding there) that the guard interrupted: what wrapping the model costs.
+    Elsewhere: ``model_or_guard_<model>_<set>``, the share on which the model was aware or the guard
+    was: what wrapping the model buys."""
+    if set_name == ORIGINAL:
+        proceeded = [r for r, model_aware in pairs if model_aware]
+        return {f"guard_cost_{model}_original": ratio(sum(bool(r.flagged) for r in proceeded), len(proceeded))}
+    return {f"model_or_guard_{model}_{_slug(set_name)}": ratio(sum(model_aware or aware(r) for r, model_aware in pairs), len(pairs))}

@@ -133,7 +133,16 @@ def test_paper_metrics_by_hand(cases):
     # -> 2/3, claude yes/yes -> 1 (its record 2 does not join); Underspecified gpt_4o no/yes/idk -> 2/3;
     # Replaceable gpt_4o yes/idk -> 1/2, claude "no" -> 0; Non-replaceable claude "no" -> 1.
     # recorded_guard_*: the guard's awareness on the same joined cases (here every case of the set).
+    # guard_cost_<model>_original: of the Original queries the model went ahead with, the share the
+    # guard interrupted: claude went ahead with Books/1 and Weather/1, neither flagged -> 0; gpt_4o
+    # with Books/2 (flagged) and Weather/1 -> 1/2. model_or_guard_<model>_<set>: gpt_4o
+    # Underspecified T, F (guard silent), T -> 2/3; Replaceable gpt_4o F (the guard's retry is no
+    # tool problem), T -> 1/2, claude F but the guard names no suitable tool -> 1; Non-replaceable
+    # claude T -> 1.
     assert m == pytest.approx({
+        "guard_cost_claude3.5_sonnet_original": 0.0, "guard_cost_gpt_4o_original": 0.5,
+        "model_or_guard_gpt_4o_underspecified": 2 / 3, "model_or_guard_gpt_4o_replaceable": 0.5,
+        "model_or_guard_claude3.5_sonnet_replaceable": 1.0, "model_or_guard_claude3.5_sonnet_non_replaceable": 1.0,
         "proceed_original": 2 / 3, "aware_underspecified": 2 / 3, "aware_replaceable": 0.5,
         "aware_non_replaceable": 1.0, "aware_no_tools": 0.5, "aware_unavailable": 2 / 3,
         "recorded_guard_original": 2 / 3, "recorded_claude3.5_sonnet_original": 1.0, "recorded_gpt_4o_original": 2 / 3,
