@@ -116,6 +116,10 @@ def run_ray(
         if address:
             ray.init(address=address, **kwargs)
         else:
+            # Ray runs its workers at niceness 15 (to keep its own daemons responsive), so on a
+            # machine shared with other work the actors would starve; Ray's job submission runs
+            # them at 0, as a command that owns its cluster does here.
+            os.environ.setdefault("RAY_worker_niceness", "0")
             ray.init(num_cpus=num_cpus or os.cpu_count() or 1, **kwargs)
             started = True
     try:
@@ -132,12 +136,14 @@ def _run(ray: Any, files: list[str], policy: Policy, baseline: Policy | None, wo
     ctx.enable_progress_bars = False
     ctx.print_on_execution_start = False
     catalog = Catalog()
-    for row in ray.data.read_datasource(_datasource(files, True), num_cpus=READ_CPUS).iter_rows():
+    # one block stream per file: left to choose, Ray Data would read a file whole to split it into blocks
+    blocks = len(files)
+    for row in ray.data.read_datasource(_datasource(files, True), num_cpus=READ_CPUS, override_num_blocks=blocks).iter_rows():
         catalog.add(catalog_entry(row["text"]))
     catalog_ref = ray.put(catalog.to_json())
     cpus = float(ray.cluster_resources().get("CPU", 1.0))
     actor_cpus = max(0.1, min(1.0, (cpus - READ_CPUS) / workers))
-    diffs = ray.data.read_datasource(_datasource(files, False), num_cpus=READ_CPUS).map_batches(
+    diffs = ray.data.read_datasource(_datasource(files, False), num_cpus=READ_CPUS, override_num_blocks=blocks).map_batches(
         _ReplayActor,
         fn_constructor_kwargs={
             "policy": replay_policy(policy).model_dump(mode="json"),
