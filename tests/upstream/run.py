@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 import venv
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -142,9 +143,11 @@ def run_suite(suite: Suite, mode: str, root: Path, python: Path, workdir: Path, 
         "GUARD_UPSTREAM_MODE": mode,
         "GUARD_UPSTREAM_POLICY": str(workdir / f"policy-{mode}.yaml"),
     }
+    start = time.monotonic()
     run([str(python), "-m", "pytest", suite.tests, "-p", "guard_upstream_swap", "-p", "no:cacheprovider", "-p", "no:benchmark",
          "-q", "-o", "addopts=", "--junitxml", str(report), *suite.pytest_args, *extra],
         cwd=root, env=env, stdout=subprocess.DEVNULL if not os.environ.get("GUARD_UPSTREAM_VERBOSE") else None)
+    print(f"{suite.name}/{mode}: {time.monotonic() - start:.0f} s", flush=True)
     return junit(report)
 
 
