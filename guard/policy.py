@@ -358,7 +358,8 @@ class Policy(_Strict):
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             line = mark.line + 1 if mark else None
-            raise PolicyError(source, line, None, f"invalid YAML: {exc}") from exc
+            text = str(exc).replace('"<unicode string>"', source).replace("<unicode string>", source)
+            raise PolicyError(source, line, None, f"invalid YAML: {text}") from exc
         if data is None:
             data = {}
         if not isinstance(data, dict):
