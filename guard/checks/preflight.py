@@ -202,6 +202,8 @@ def _unmentioned_providers(request: str, known: frozenset[str], params: frozense
         tail = [*normalise_text(m.group(0)).split()[-1:], *([following.group(1).lower()] if following else [])]
         if any(stem(w) in params for w in tail):
             continue
+        if m.group(0).lower().startswith("on") and following and _is_topic_word(request, m.end(), following.group(1)):
+            continue  # "articles on AI safety", "news on Tesla earnings": what is asked about, not where
         name = re.split(r"[.'’]\s|'s\b|’s\b", next(g for g in m.groups() if g))[0].rstrip(".'’")
         words = [w for w in normalise_text(name).split() if w not in STOPWORDS]
         if not words or words[0] in _CALENDAR_WORDS or name.split()[0] in ("I", "I'm", "I'd"):
@@ -219,6 +221,12 @@ def _unmentioned_providers(request: str, known: frozenset[str], params: frozense
             )
         )
     return out
+
+
+def _is_topic_word(text: str, at: int, word: str) -> bool:
+    """Whether the word right after a name ("AI *safety*") makes the name part of a topic: a
+    lower-case content word, written straight after it, that is no word of asking or of time."""
+    return text[at : at + 1] == " " and word.islower() and word not in STOPWORDS and word not in _REQUEST_WORDS
 
 
 #: Parameter name words too general to be named by themselves ("a list of", "some data").

@@ -552,3 +552,26 @@ def test_a_topic_after_about_and_a_quoted_name_before_a_possessive_are_values(re
 @pytest.mark.parametrize("request_text", ["Find me some quotes", "Tell me about the quotes you have", "Fetch the tracks of my friend's playlist"])
 def test_without_a_topic_or_a_name_the_value_is_still_missing(request_text):
     assert [f.category for f in run(request_text, tools=QUOTE_TOOLS).findings] == [Category.MISSING_ARGUMENT]
+
+
+PAPERS = tool("search_papers", "Search research papers and news articles.", {"query": {"type": "string", "description": "Search words"}}, ["query"])
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    ["Find recent articles on AI safety", "Any news on Tesla earnings this week?", "Show me papers on COVID vaccines, please"],
+)
+def test_a_name_that_begins_a_topic_after_on_is_no_service(request_text):
+    assert [f for f in run(request_text, tools=[PAPERS]).findings if f.rule == "unmentioned_provider"] == []
+
+
+@pytest.mark.parametrize(
+    ("request_text", "service"),
+    [
+        ("Find articles about 'remote work' on Medium", "Medium"),
+        ("Find papers about 'AI safety' on Scopus", "Scopus"),
+        ("Search for news about 'the election' on Reddit today", "Reddit"),
+    ],
+)
+def test_a_service_after_on_is_still_a_service(request_text, service):
+    assert [f.value for f in run(request_text, tools=[PAPERS]).findings if f.rule == "unmentioned_provider"] == [service]
