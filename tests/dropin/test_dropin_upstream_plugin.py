@@ -1,10 +1,16 @@
-"""The upstream runner's policies are valid policies that mean what the README says (the runner
-itself downloads, so it is not run here)."""
+"""The upstream runner's policies are valid policies that mean what the README says, and its pytest
+plugin swaps the guard in and reports its decisions (the runner itself downloads, so it is not run
+here)."""
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import subprocess
 import sys
+import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,3 +46,67 @@ def test_the_schema_only_policy_lets_an_invented_value_through_and_sends_a_wrong
 @pytest.mark.parametrize("mode", ["observe", "default"])
 def test_the_other_modes_are_valid_policies(mode):
     assert load_policy(policy_for(mode)).mode == ("observe" if mode == "observe" else "enforce")
+
+
+UPSTREAM = Path(__file__).resolve().parents[1] / "upstream"
+
+
+def _runner() -> Any:
+    spec = importlib.util.spec_from_file_location("guard_upstream_run", UPSTREAM / "run.py")
+    module = sys.modules.get(spec.name)
+    if module is None:
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # its dataclasses look their module up
+        spec.loader.exec_module(module)
+    return module
+
+
+def test_the_plugin_swaps_the_guard_in_and_the_report_says_what_it_decided(tmp_path):
+    """The swap plugin in a real pytest run (what the runner does to LangGraph's tests, here on a
+    test module of our own): ToolNode is the guard, and each test's decisions reach the JUnit
+    report, from which the runner lists them."""
+    (tmp_path / "test_upstream_like.py").write_text(textwrap.dedent('''
+        from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+        from langchain_core.tools import tool
+        from langgraph.graph import END, START, MessagesState, StateGraph
+        from langgraph.prebuilt import ToolNode
+
+        @tool
+        def add(a: int, b: int) -> str:
+            """Add two numbers."""
+            return str(a + b)
+
+        def run(calls):
+            graph = StateGraph(MessagesState)
+            graph.add_node("tools", ToolNode([add]))
+            graph.add_edge(START, "tools")
+            graph.add_edge("tools", END)
+            out = graph.compile().invoke({"messages": [HumanMessage("Add 1 and 2."), AIMessage("", tool_calls=calls)]})
+            return [m for m in out["messages"] if isinstance(m, ToolMessage)]
+
+        def test_a_clean_call_runs_as_in_toolnode():
+            (msg,) = run([{"name": "add", "args": {"a": 1, "b": 2}, "id": "c1", "type": "tool_call"}])
+            assert type(ToolNode([add])).__mro__[1].__name__ == "GuardedToolNode"
+            assert msg.content == "3" and msg.response_metadata == {}
+
+        def test_two_calls_with_one_id_run_as_in_toolnode():
+            call = {"name": "add", "args": {"a": 1, "b": 2}, "id": "c1", "type": "tool_call"}
+            assert [m.content for m in run([call, call])] == ["3", "3"]
+    '''))
+    report = tmp_path / "report.xml"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(p for p in (str(UPSTREAM), os.environ.get("PYTHONPATH")) if p),
+        "GUARD_UPSTREAM_SUITE": "langgraph",
+        "GUARD_UPSTREAM_MODE": "enforce",
+    }
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "guard_upstream_swap", "-p", "no:cacheprovider", "-o", "addopts=",
+         "--rootdir", str(tmp_path), "--junitxml", str(report), str(tmp_path / "test_upstream_like.py")],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )
+    result = _runner().junit(report)
+    assert result.passed == 1
+    (failed,) = result.failed
+    assert failed.endswith("::test_two_calls_with_one_id_run_as_in_toolnode")  # the guard refuses the batch
+    assert result.decisions == {failed: "retry[malformed_arguments]"}
