@@ -14,9 +14,10 @@ from types import ModuleType
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress
 
-from benchmarks import report
+from benchmarks import html_report, report
 from benchmarks.cli import SAMPLES
 from benchmarks.agents import AgentSource
 from benchmarks.cases import Loaded
@@ -61,7 +62,8 @@ def run_suites(
     out.mkdir(parents=True, exist_ok=True)
     clean_out(out)
     data_info = report.data_info(data, SAMPLES)
-    console.print(f"data: {data}  split: {split}  policy: {policy.name} ({policy.sha256[:12]})  agent: {agent}", highlight=False)
+    console.print(escape(f"data: {data}  split: {split}  policy: {policy.name} ({policy.sha256[:12]})  agent: {agent}"),
+                  highlight=False)
     if data_info["bundled_samples"]:
         console.print("[yellow]bundled samples: a few self-made cases per suite, not comparable with the papers; "
                       "guard bench fetch downloads the real datasets (docs/datasets.md)[/]")
@@ -69,7 +71,7 @@ def run_suites(
     all_results: list[CaseResult] = []
     for name, module in modules.items():
         if not module.available(data):
-            console.print(f"[yellow]skip[/] {name}: {missing_text(name, data)}", highlight=False, soft_wrap=True)
+            console.print(f"[yellow]skip[/] {name}: {escape(missing_text(name, data))}", highlight=False, soft_wrap=True)
             continue
         if not data_info["bundled_samples"]:
             _say_incomplete(name, data, console)
@@ -105,13 +107,15 @@ def run_suites(
     report.write_cases(out / "cases.jsonl", all_results)
     figures = {n: m.PAPER for n, m in modules.items()}
     (out / "report.md").write_text(report.markdown(run_data, figures, command), encoding="utf-8")
-    console.print(f"wrote {out / 'results.json'}, {out / 'cases.jsonl'}, {out / 'plots'}/")
+    cases = [r.model_dump(mode="json") for r in all_results]
+    (out / "report.html").write_text(html_report.render(run_data, figures, cases, command), encoding="utf-8")
+    console.print(f"wrote {out / 'results.json'}, {out / 'cases.jsonl'}, {out / 'report.html'}, {out / 'plots'}/")
     print_headline(run_data, out / "report.md", console)
     return run_data
 
 
 #: What a run writes under ``--out``; removed first, so no file of an earlier run is left beside the new ones.
-OUTPUTS = ("results.json", "cases.jsonl", "report.md")
+OUTPUTS = ("results.json", "cases.jsonl", "report.md", "report.html")
 
 
 def clean_out(out: Path) -> None:
@@ -134,9 +138,9 @@ def _say_incomplete(name: str, data: Path, console: Console) -> None:
         return  # no lock to compare with: nothing to say
     for source, missing in partial:
         shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
-        console.print(f"[yellow]incomplete[/] {name}: {len(missing)} file(s) of {source.title} are missing from {data} "
-                      f"({shown}); its figures cover only what is there; guard bench fetch {name} --dest {data} "
-                      "restores them", highlight=False, soft_wrap=True)
+        console.print("[yellow]incomplete[/] " + escape(
+            f"{name}: {len(missing)} file(s) of {source.title} are missing from {data} ({shown}); its figures cover "
+            f"only what is there; guard bench fetch {name} --dest {data} restores them"), highlight=False, soft_wrap=True)
 
 
 def missing_text(name: str, data: Path) -> str:
@@ -161,4 +165,4 @@ def print_headline(run: dict[str, Any], report_path: Path, console: Console) -> 
                           end_section=i == len(row["figures"]) - 1)
     stdout = Console(highlight=False)
     stdout.print(table)
-    stdout.print(f"report: {report_path}", soft_wrap=True)
+    stdout.print(f"report: {report_path}", soft_wrap=True, markup=False)

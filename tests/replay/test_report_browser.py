@@ -75,3 +75,33 @@ def test_the_replay_report_loads_cleanly_and_links_the_matrix_to_examples(browse
     assert errors == []
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     assert browser.save_screenshot(str(ARTIFACTS / "replay-report.png"))
+
+
+def test_the_benchmark_report_loads_cleanly_with_its_tables_and_curves(browser, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from benchmarks.cli import SAMPLES
+    from benchmarks.cli import app as bench_app
+
+    out = tmp_path / "bench"
+    result = CliRunner().invoke(bench_app, ["run", "all", "--data-dir", str(SAMPLES), "--split", "all", "--limit", "4", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    page = out / "report.html"
+    suites = json.loads((out / "results.json").read_text())["suites"]
+    browser.get(page.as_uri())
+    assert browser.find_element(By.ID, "headline").is_displayed()
+    headline = browser.find_element(By.ID, "headline").text
+    for name, suite in suites.items():
+        section = browser.find_element(By.ID, "suite-" + "".join(c if c.isalnum() else "-" for c in name))
+        assert section.is_displayed() and name in headline
+        assert section.find_element(By.CSS_SELECTOR, "table.categories").is_displayed()
+        assert section.find_element(By.CSS_SELECTOR, "table.confusion").is_displayed()
+        for metric in suite["paper_metrics"]:
+            assert metric in headline
+    curves = browser.find_elements(By.CSS_SELECTOR, "svg.plot")
+    assert curves and all(c.is_displayed() for c in curves)
+    assert browser.find_elements(By.CSS_SELECTOR, "svg.plot polyline")
+    errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+    assert errors == []
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    assert browser.save_screenshot(str(ARTIFACTS / "bench-report.png"))
