@@ -52,6 +52,7 @@ def fetch(
     Sources, revisions, licences and layouts: docs/datasets.md. GUARD_DATA_MIRROR=URL reads archives
     from URL/codeload/OWNER/REPO/tar.gz/REV and files from URL/raw/OWNER/REPO/REV/PATH instead of GitHub."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.progress import Progress
 
     from benchmarks import fetch as fetch_mod
@@ -67,7 +68,7 @@ def fetch(
         lock = fetch_mod.load_lock()
         sources = fetch_mod.sources_for(names)
     except (OSError, ValueError, KeyError) as exc:
-        console.print(f"[red]error:[/] {exc}", highlight=False)
+        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(2) from exc
     out = Console(highlight=False, soft_wrap=True)
     wrote = 0
@@ -86,12 +87,12 @@ def fetch(
                 done = fetch_mod.fetch_source(source, target, lock, allow_unpinned=allow_unpinned,
                                               progress=lambda n, total, task=task: bar.update(task, completed=n, total=total))
         except (fetch_mod.FetchError, OSError) as exc:
-            console.print(f"[red]error:[/] {exc}", highlight=False)
+            console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
             failed.append(source.key)
             continue
         wrote += 1
         out.print(f"{source.key}: {done.files} files, {_size_text(done.bytes)}, {done.status} "
-                  f"({source.repo}@{source.revision}) -> {done.dest}")
+                  f"({source.repo}@{source.revision}) -> {done.dest}", markup=False)
         if source.key not in lock:
             for rel, digest in sorted(done.hashes.items()):
                 console.print(f"  sha256 {digest}  {rel}", highlight=False)
@@ -100,7 +101,7 @@ def fetch(
         raise typer.Exit(1)
     if wrote:
         data_opt = "" if default_data_dir().resolve() == target.resolve() else f" --data-dir {shlex.quote(str(target))}"
-        out.print(f"next: guard bench run {' '.join(dict.fromkeys(names))}{data_opt}")
+        out.print(f"next: guard bench run {' '.join(dict.fromkeys(names))}{data_opt}", markup=False)
 
 
 def _size_text(n: int) -> str:
@@ -136,6 +137,7 @@ def run(
 ) -> None:
     """Run SUITE (several, or all) and write results.json, cases.jsonl, report.md and plots."""
     from rich.console import Console
+    from rich.markup import escape
 
     from benchmarks.agents import AgentSource
     from benchmarks.execute import SPLITS, run_suites
@@ -160,7 +162,7 @@ def run(
         matcher = _semantic(pol) if semantic else None
         judged = _judge(judge, pol) if judge else None
     except (KeyError, PolicyError, ValueError, OSError, ImportError) as exc:
-        console.print(f"[red]error:[/] {exc.args[0] if isinstance(exc, KeyError) else exc}", highlight=False)
+        console.print(f"[red]error:[/] {escape(str(exc.args[0] if isinstance(exc, KeyError) else exc))}", highlight=False)
         raise typer.Exit(2) from exc
     data = data_dir or default_data_dir()
     command = "guard bench " + " ".join(shlex.quote(a) for a in sys.argv[2:])

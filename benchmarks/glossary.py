@@ -83,41 +83,68 @@ METRICS: dict[str, str] = {
     "over_completion_clean": "clean calls the guard completed although nothing was missing",
 }
 
+_SETS = r"(original|underspecified|replaceable|non_replaceable|no_tools)"
 _PATTERNS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"^guard_cost_(.+)_original$"),
+     "the guard wrapped around the published run of {0}: of the Fail-TaLMs Original queries that model went "
+     "ahead with, the share the guard interrupted (what wrapping the model costs)"),
+    (re.compile(rf"^model_or_guard_(.+?)_{_SETS}$"),
+     "the guard wrapped around the published run of {0}: the Fail-TaLMs {1} queries on which the model or the "
+     "guard was aware (what wrapping the model buys)"),
     (re.compile(r"^recorded_guard_(.+)$"), "Fail-TaLMs {0} queries that the published LLM runs also answered: "
                                            "the guard's awareness on exactly those"),
-    (re.compile(r"^recorded_(.+)_(original|underspecified|replaceable|non_replaceable|no_tools)$"),
+    (re.compile(rf"^recorded_(.+?)_{_SETS}$"),
      "the awareness that the published run of {0} recorded on the same Fail-TaLMs {1} queries (from its answers file)"),
     (re.compile(r"^reflect_(.+)$"), "CRITICTOOL: category right for the injected {0} errors (the paper's Table 16)"),
     (re.compile(r"^(detect|class|correct)_(user|assistant)$"),
      "ReflecTool, errors from the {1}: {0} (detect: the guard intervened; class: with the right category, over "
      "the detected; correct: the right call ran in the end, over the detected)"),
     (re.compile(r"^(detect|class|correct)_avg$"), "ReflecTool: {0}, the mean of the user-side and assistant-side figures"),
-    (re.compile(r"^(detect|repair_at_1)_(result|user)$"),
-     "Tool-Reflection (rebuilt): {0} over the faulty calls whose value came from a tool result / from the user"),
 ]
 
 
-def explain(term: str) -> str | None:
-    """The meaning of a figure's name, or None when it has none here."""
+#: Names that mean something else in one suite than elsewhere.
+BY_SUITE: dict[str, dict[str, str]] = {
+    "tool-reflection-rebuilt": {
+        "detect_user": "faulty calls whose wrong value came from the user's words, on which the guard intervened",
+        "detect_result": "faulty calls whose wrong value came from a tool result, on which the guard intervened",
+        "repair_at_1_user": "faulty calls whose wrong value came from the user's words that the guard's first "
+                            "intervention turned into the correct call",
+        "repair_at_1_result": "faulty calls whose wrong value came from a tool result that the guard's first "
+                              "intervention turned into the correct call",
+    },
+}
+
+
+def explain(term: str, suite: str | None = None) -> str | None:
+    """The meaning of a figure's name (in ``suite``, where it means something of its own there), or None."""
+    if suite is not None and term in BY_SUITE.get(suite, {}):
+        return BY_SUITE[suite][term]
     if term in METRICS:
         return METRICS[term]
     if term in GENERAL:
         return GENERAL[term]
     for pattern, text in _PATTERNS:
         if m := pattern.match(term):
-            return text.format(*(g.replace("_", " ") for g in m.groups()))
+            return text.format(*m.groups())
     return None
 
 
-def lines(terms: Iterable[str]) -> list[str]:
-    """The glossary section of ``report.md``: the general terms, then each figure used, once."""
+def lines(terms: Iterable[tuple[str, str]]) -> list[str]:
+    """The glossary section of ``report.md``: the general terms, then each (suite, figure) used, once;
+    a name that means different things in different suites is given once per suite."""
     out = ["## Glossary", ""]
     out += [f"- **{k}**: {v}." for k, v in GENERAL.items()]
-    seen: set[str] = set()
-    for term in terms:
-        if term in seen or term in GENERAL:
+    meanings: dict[str, dict[str, list[str]]] = {}
+    for suite, term in terms:
+        if term in GENERAL:
             continue
-        seen.add(term)
-        out.append(f"- **{term}**: {explain(term) or 'see the suite loader docstring in benchmarks/datasets/'}.")
+        text = explain(term, suite) or "no entry here yet: see the suite's loader in benchmarks/datasets/"
+        meanings.setdefault(term, {}).setdefault(text, [])
+        if suite not in meanings[term][text]:
+            meanings[term][text].append(suite)
+    for term, by_text in meanings.items():
+        for text, suites in by_text.items():
+            where = f" ({', '.join(suites)})" if len(by_text) > 1 else ""
+            out.append(f"- **{term}**{where}: {text}.")
     return out + [""]

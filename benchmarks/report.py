@@ -168,7 +168,7 @@ def markdown(run: dict[str, Any], figures: dict[str, list[PaperFigure]], command
     lines += [f"Policy `{first['policy']['name']}` sha256 `{first['policy']['sha256'][:16]}…`", "",
               "Every figure is a share (0 to 1) with its 95% interval in brackets; the glossary at the end says "
               "what each name means.", ""]
-    terms: list[str] = []
+    terms: list[tuple[str, str]] = []
     for name, res in suites.items():
         subsets = res.get("subsets") or {}
         lines += [f"## {name}", "", f"{res['n_cases']} cases in {res.get('n_families', '?')} families ({res['n_errors']} errors), "
@@ -185,7 +185,7 @@ def markdown(run: dict[str, Any], figures: dict[str, list[PaperFigure]], command
         for f in figures.get(name, []):
             by_metric.setdefault(f.metric, []).append(f)
         for metric, value in res["paper_metrics"].items():
-            terms.append(metric)
+            terms.append((name, metric))
             refs = by_metric.get(metric) or [None]
             for ref in refs:
                 label = f"{metric} (rebuilt)" if ref is not None and ref.rebuilt else metric

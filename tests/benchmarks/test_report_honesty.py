@@ -46,10 +46,13 @@ def test_the_report_carries_the_samples_banner_intervals_and_a_glossary(sample_r
     assert "Cases per subset: " in text and "## Glossary" in text
     glossary_part = text.split("## Glossary", 1)[1]
     run = json.loads((out / "results.json").read_text())
-    for res in run["suites"].values():
+    for name, res in run["suites"].items():
         for metric in res["paper_metrics"]:
-            assert f"- **{metric}**: " in glossary_part
-            assert glossary.explain(metric), f"{metric} has no explanation"
+            assert f"- **{metric}**" in glossary_part
+            assert glossary.explain(metric, name), f"{name}: {metric} has no explanation"
+    # one name, two meanings: given once per suite
+    assert "- **detect_user** (reflectool): " in glossary_part
+    assert "- **detect_user** (tool-reflection-rebuilt): " in glossary_part
     assert "seeds/" not in text and "shared/" not in text
 
 
