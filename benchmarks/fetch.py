@@ -205,7 +205,7 @@ def fetch_source(source: Source, dest_root: Path, lock: dict[str, dict[str, Any]
     if pinned is None and not allow_unpinned:
         raise FetchError(f"{source.key}: no sha256 is pinned for it (this project had no copy of the full files); "
                          "--allow-unpinned downloads it unchecked and prints the hashes")
-    if pinned and (pinned.get("revision"), pinned.get("repo")) != (source.revision, source.repo):
+    if pinned and (pinned.get("repo") != source.repo or not _same_commit(str(pinned.get("revision")), source.revision)):
         raise FetchError(f"{source.key}: the lock pins {pinned.get('repo')}@{pinned.get('revision')}, not "
                          f"{source.repo}@{source.revision}: make the lock again")
     wanted: dict[str, str | None] = dict(pinned["files"]) if pinned else {n: None for n in source.names}
@@ -228,6 +228,11 @@ def fetch_source(source: Source, dest_root: Path, lock: dict[str, dict[str, Any]
             os.replace(staging / rel, final)
     status = "downloaded, every sha256 checked" if pinned else "downloaded (unpinned: not checked)"
     return Fetched(source, target, len(got), _size(target, got), status, got)
+
+
+def _same_commit(a: str, b: str) -> bool:
+    """Whether two commit hashes, either abbreviated, name the same commit."""
+    return bool(a) and bool(b) and (a.startswith(b) or b.startswith(a))
 
 
 def _matches(target: Path, wanted: dict[str, str | None]) -> bool:

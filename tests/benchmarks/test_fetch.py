@@ -10,6 +10,7 @@ against the upstream copies where this machine has them.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import tarfile
@@ -206,6 +207,17 @@ def test_a_mirror_that_is_no_url_is_refused(monkeypatch: pytest.MonkeyPatch, tmp
     monkeypatch.setenv(fetch.DATA_DIR_ENV, str(tmp_path / "data"))
     result = _invoke("bench", "fetch", "acebench")
     assert result.exit_code == 1 and "not an http(s) URL" in result.output
+
+
+def test_a_lock_for_another_commit_is_refused_but_a_full_hash_of_the_same_one_is_not(
+        mirror: Mirror, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = fetch.SOURCES["acebench"]
+    lock = fetch.load_lock()
+    lock["acebench"]["revision"] = "0123abcd"
+    with pytest.raises(fetch.FetchError, match="make the lock again"):
+        fetch.fetch_source(source, Path("unused"), lock)
+    full = dataclasses.replace(source, revision=source.revision + "0" * 32)
+    assert fetch._same_commit(fetch.load_lock()["acebench"]["revision"], full.revision)
 
 
 def test_a_dest_that_is_a_file_is_refused(tmp_path: Path) -> None:
