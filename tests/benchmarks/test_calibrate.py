@@ -151,4 +151,4 @@ def test_cli_reports_an_invalid_base_policy_without_a_traceback(tmp_path: Path):
 
 def test_cli_unknown_suite_is_a_clean_error(tmp_path: Path):
     result = invoke("nosuch", "--data-dir", str(SAMPLES), "--out", str(tmp_path))
-    assert result.exit_code == 2 and "unknown suite 'nosuch'" in result.output
+    assert result.exit_code == 2 and "unknown suite nosuch;" in result.output
