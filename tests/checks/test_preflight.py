@@ -523,7 +523,7 @@ def test_a_multi_step_request_still_misses_what_no_part_says(request_text, missi
 
 
 def test_a_url_a_clock_or_a_ratio_is_no_key_value():
-    from guard.checks.preflight import _KEY_VALUE
+    from guard.checks.preflight.reading import _KEY_VALUE
 
     assert _KEY_VALUE.fullmatch("lat=48.357").group(1) == "48.357"
     for text in ("https://example.com/a", "10:30", "a:b:c", "x=1=2"):
