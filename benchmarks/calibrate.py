@@ -34,7 +34,7 @@ import yaml
 from benchmarks import labels
 from benchmarks.agents import AgentSource
 from benchmarks.cases import Case
-from benchmarks.execute import select_cases
+from benchmarks.execute import missing_text, select_cases
 from benchmarks.metrics import confusion, false_alarm_rate, ratio
 from benchmarks.report import write_json
 from benchmarks.runner import CaseResult, run_cases
@@ -399,7 +399,7 @@ def calibrate(
     cases: dict[str, list[Case]] = {}
     for name, module in modules.items():
         if not module.available(data):
-            echo(f"skip {name}: its data files are not in {data}")
+            echo(f"skip {name}: {missing_text(name, data)}")
             continue
         cases[name] = select_cases(module, data, split, limit)
     if not cases:

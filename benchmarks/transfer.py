@@ -23,7 +23,7 @@ from typing import Any
 from benchmarks.agents import AgentSource
 from benchmarks.calibrate import KNOBS, sweep, value_at
 from benchmarks.cases import Case
-from benchmarks.execute import select_cases
+from benchmarks.execute import missing_text, select_cases
 from benchmarks.metrics import false_interrupts, figure_intervals
 from benchmarks.report import fmt_ci, write_json
 from benchmarks.runner import run_cases
@@ -87,7 +87,7 @@ def transfer(
                            "max_false_alarms": max_false_alarms, "base_sha256": base.sha256, "suites": {}}
     for target in targets:
         if target not in modules:
-            echo(f"skip {target}: its data files are not in {data}")
+            echo(f"skip {target}: {missing_text(target, data)}")
             continue
         start = time.perf_counter()
         others = {n: cases for n, cases in dev.items() if n != target and cases}
