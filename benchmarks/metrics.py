@@ -240,6 +240,34 @@ def summary(results: Sequence[Any]) -> dict[str, Any]:
         "false_interrupt_rate": false_interrupts(results),
         "recovery": _with_interval(recovery(results)),
         "latency_ms": latency(results),
+    } | ({"semantic": semantic_costs(results)} if any(getattr(r, "semantic", None) for r in results) else {})
+
+
+def semantic_costs(results: Sequence[Any]) -> dict[str, Any]:
+    """What the embedding checks cost per decision (the first decision of each case, as
+    ``latency_ms``): model calls (``passes``), texts and tokens through the model, the share of
+    decisions that ran no model at all, and the cache hit rate (texts, messages' spans and tool
+    registries found already embedded). ``setup`` is what building the guards cost (the tools of
+    each registry, embedded once, before any decision). Counts, so they do not depend on the load."""
+    costs = [r.semantic for r in results if getattr(r, "semantic", None)]
+    lookups = sum(c.get("lookups", 0) for c in costs)
+    hits = sum(c.get("hits", 0) for c in costs)
+    setups = [c["setup"] for c in costs if isinstance(c.get("setup"), dict)]
+
+    def spread(key: str) -> dict[str, float]:
+        values = [float(c.get(key, 0)) for c in costs]
+        return {"mean": round(statistics.fmean(values), 3), **{k: round(v, 3) for k, v in percentiles(values).items()},
+                "max": max(values)}
+
+    return {
+        "decisions": len(costs),
+        "passes_per_decision": spread("passes"),
+        "texts_per_decision": spread("texts"),
+        "tokens_per_decision": spread("tokens"),
+        "decisions_without_model": round(sum(1 for c in costs if not c.get("passes")) / len(costs), 4),
+        "cache_hit_rate": round(hits / lookups, 4) if lookups else None,
+        "setup_passes_per_case": round(statistics.fmean([s.get("passes", 0) for s in setups]), 3) if setups else 0.0,
+        "setup_tokens_per_case": round(statistics.fmean([s.get("tokens", 0) for s in setups]), 1) if setups else 0.0,
     }
 
 

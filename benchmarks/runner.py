@@ -57,6 +57,9 @@ class CaseResult(BaseModel):
     questions: int = 0
     retries: int = 0
     latency_ms: float = 0.0
+    #: With the embedding checks on: what the first decision cost them (model calls, texts, tokens,
+    #: cache lookups and hits), and ``setup``: what building the case's guard cost (its tools).
+    semantic: dict[str, Any] | None = None
     error: str | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
     #: What the optional LLM judge was asked during the case, every decision's (``Decision.judgements``).
@@ -64,21 +67,45 @@ class CaseResult(BaseModel):
 
 
 class RecordingGuard(Guard):
-    """A Guard that keeps every decision it makes, so the runner can read the first one per call."""
+    """A Guard that keeps every decision it makes, so the runner can read the first one per call,
+    and, with the embedding checks on, what each decision cost them (``SemanticGuard.stats``
+    deltas: model calls, texts, tokens, cache lookups and hits)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        semantic = kwargs.get("semantic")
+        before = _semantic_stats(semantic)
         super().__init__(*args, **kwargs)
         self.log: list[Decision] = []
+        self.semantic_costs: dict[int, dict[str, int]] = {}  # id(decision) -> counters
+        self.setup_cost = _delta(before, _semantic_stats(self.semantic))  # the registry's tools, embedded once
 
     def check(self, *args: Any, **kwargs: Any) -> Decision:
+        before = _semantic_stats(self.semantic)
         decision = super().check(*args, **kwargs)
-        self.log.append(decision)
+        self._keep(decision, before)
         return decision
 
     def preflight(self, *args: Any, **kwargs: Any) -> Decision:
+        before = _semantic_stats(self.semantic)
         decision = super().preflight(*args, **kwargs)
-        self.log.append(decision)
+        self._keep(decision, before)
         return decision
+
+    def _keep(self, decision: Decision, before: dict[str, int] | None) -> None:
+        self.log.append(decision)
+        if (cost := _delta(before, _semantic_stats(self.semantic))) is not None:
+            self.semantic_costs[id(decision)] = cost
+
+
+def _semantic_stats(semantic: Any) -> dict[str, int] | None:
+    stats = getattr(semantic, "stats", None)
+    return stats() if callable(stats) else None
+
+
+def _delta(before: dict[str, int] | None, after: dict[str, int] | None) -> dict[str, int] | None:
+    if before is None or after is None:
+        return None
+    return {k: after[k] - before.get(k, 0) for k in after}
 
 
 def to_langchain(messages: Iterable[dict[str, Any]]) -> list[Any]:
@@ -130,6 +157,9 @@ def _run(case: Case, policy: Policy, agents: AgentSource, result: CaseResult, se
         1 for m in state.get("messages", []) if isinstance(m, ToolMessage) and m.response_metadata.get("guard", {}).get("action") == "retry"
     )
     result.latency_ms = _first_latency(guard.log, case)
+    first = _first_decision(guard.log, case)
+    if first is not None and id(first) in guard.semantic_costs:
+        result.semantic = {**guard.semantic_costs[id(first)], "setup": guard.setup_cost}
     result.judge = [j for d in guard.log for j in d.judgements]
     if case.gold_calls:
         result.recovered = bool(box.executed) and _matches(box.executed[-1], case.gold_calls)

@@ -180,6 +180,16 @@ class SemanticConfig(_Strict):
     selection: bool = Field(True, description="flag a called tool clearly out-ranked by another one")
     selection_margin: float = Field(0.10, ge=0, le=1)
     code_table: bool = Field(True, description="ISO language and currency codes ground their names")
+    backend: Literal["onnx", "onnx-int8", "torch"] | None = Field(
+        None,
+        description="how the model runs: onnx (onnxruntime, fp32: torch's numbers), onnx-int8 (quantised: faster, "
+        "cosines within ~0.03), torch; default: $GUARD_SEMANTIC_BACKEND, else onnx when onnxruntime is installed",
+    )
+    budget_ms: float | None = Field(
+        None, gt=0,
+        description="latency budget of one embedding check: when the model's estimated cost for the new text is over "
+        "it, the check gives the lexical verdict and says so in the finding's evidence; none by default",
+    )
 
 
 class JudgeBands(_Strict):

@@ -52,6 +52,7 @@ import json
 import os
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
@@ -66,7 +67,7 @@ try:
 except ImportError as exc:  # pragma: no cover - numpy comes with the extra's torch
     raise ImportError(f"guard.semantic needs numpy: {install_hint('semantic')}") from exc
 
-from guard.checks.grounding import GroundingMatch
+from guard.checks.grounding import GroundingMatch, SemanticSkip
 from guard.checks.relevance import STOPWORDS, ToolScore, split_request
 from guard.checks.relevance import rank_tools as lexical_rank
 from guard.conversation import Conversation
@@ -94,11 +95,17 @@ V = TypeVar("V")
 
 
 class LRU(Generic[K, V]):
-    """A small thread-safe least-recently-used map."""
+    """A small thread-safe least-recently-used map, bounded in entries and, with ``weigh``, in
+    bytes (``max_bytes``): the spans of a long conversation weigh megabytes, a cache of them must
+    not grow with the number of threads."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, max_bytes: int | None = None, weigh: Callable[[V], int] | None = None) -> None:
         self.size = size
+        self.max_bytes = max_bytes
+        self._weigh = weigh
+        self.bytes = 0
         self._data: OrderedDict[K, V] = OrderedDict()
+        self._weights: dict[K, int] = {}
         self._lock = threading.Lock()
 
     def get(self, key: K) -> V | None:
@@ -109,11 +116,18 @@ class LRU(Generic[K, V]):
             return value
 
     def put(self, key: K, value: V) -> None:
+        weight = self._weigh(value) if self._weigh is not None else 0
         with self._lock:
+            self.bytes -= self._weights.pop(key, 0)
             self._data[key] = value
             self._data.move_to_end(key)
-            while len(self._data) > self.size:
-                self._data.popitem(last=False)
+            self._weights[key] = weight
+            self.bytes += weight
+            while len(self._data) > self.size or (
+                self.max_bytes is not None and self.bytes > self.max_bytes and len(self._data) > 1
+            ):
+                old, _ = self._data.popitem(last=False)
+                self.bytes -= self._weights.pop(old, 0)
 
     def __len__(self) -> int:
         return len(self._data)
@@ -160,6 +174,34 @@ def _cosines(rows: np.ndarray, other: np.ndarray) -> np.ndarray:
 def _unit(rows: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(rows, axis=-1, keepdims=True)
     return (rows / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+class CostMeter:
+    """What the model costs now, per token: an exponential average of the measured passes (the
+    machine's load is in it). ``estimate_ms(tokens)`` is what the latency budget is read against."""
+
+    def __init__(self, ms_per_token: float = 0.1, ms_per_pass: float = 0.5, alpha: float = 0.2) -> None:
+        self.ms_per_token, self.ms_per_pass, self.alpha = ms_per_token, ms_per_pass, alpha
+        self.samples = 0
+
+    def record(self, seconds: float, tokens: int) -> None:
+        if tokens <= 0:
+            return
+        rate = max(seconds * 1000 - self.ms_per_pass, 0.0) / tokens
+        self.ms_per_token = rate if self.samples == 0 else (1 - self.alpha) * self.ms_per_token + self.alpha * rate
+        self.samples += 1
+
+    def estimate_ms(self, tokens: int) -> float:
+        return self.ms_per_pass + tokens * self.ms_per_token if tokens else 0.0
+
+
+def approx_tokens(text: str) -> int:
+    """WordPiece tokens of a text, roughly (words and punctuation, a third more for word pieces,
+    [CLS] and [SEP]), capped at the model's 128: counted without running the tokenizer."""
+    return min(128, 2 + int(1.3 * len(_TOKENISH.findall(text))))
+
+
+_TOKENISH = re.compile(r"\w+|[^\w\s]")
 
 
 def packaged_model_path() -> Path:
@@ -215,6 +257,11 @@ class MiniLMEmbedder:
         self._cache: LRU[str, np.ndarray] = LRU(cache_size)
         self._lock = threading.Lock()
         self.forward_passes = 0  # texts run through the model (not served from the cache)
+        self.passes = 0  # model calls (batches)
+        self.tokens = 0  # tokens run through the model, padding included
+        self.hits = 0  # texts served from the cache
+        self.requests = 0  # texts asked for
+        self.meter = CostMeter()
         first = self._model[0]
         self._transformer: Any = getattr(first, "auto_model", None)
         self._tokenizer: Any = getattr(self._model, "tokenizer", None)
@@ -233,6 +280,8 @@ class MiniLMEmbedder:
 
     def encode(self, texts: list[str]) -> np.ndarray:
         out: list[np.ndarray | None] = [self._cache.get(t) for t in texts]
+        self.hits += sum(1 for v in out if v is not None)
+        self.requests += len(texts)
         missing = list(dict.fromkeys(t for t, v in zip(texts, out) if v is None))
         if missing:
             vectors = self._forward(missing)
@@ -244,26 +293,36 @@ class MiniLMEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack(out)  # type: ignore[arg-type]
 
+    def cached(self, text: str) -> bool:
+        return text in self._cache
+
     def _forward(self, texts: list[str]) -> np.ndarray:
         """Unit sentence vectors of ``texts``, computed (no cache)."""
         if not self._fast:
             with self._lock:
+                began = time.perf_counter()
                 vectors = self._model.encode(
                     texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
                     show_progress_bar=False,
                 )
                 self.forward_passes += len(texts)
+                self.passes += 1
+                self.meter.record(time.perf_counter() - began, sum(approx_tokens(t) for t in texts))
             return _unit(np.asarray(vectors, dtype=np.float32))
         torch, out = self._torch, []
         for start in range(0, len(texts), self.batch_size):
             chunk = texts[start : start + self.batch_size]
             enc = self._tokenizer(chunk, return_tensors="pt", padding=True, truncation=True, max_length=self.max_tokens)
             with self._lock, torch.inference_mode():
+                began = time.perf_counter()
                 hidden = self._transformer(**enc).last_hidden_state
+                self.meter.record(time.perf_counter() - began, int(enc["input_ids"].numel()))
                 mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
                 pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
                 out.append(pooled.float().numpy())
                 self.forward_passes += len(chunk)
+                self.passes += 1
+                self.tokens += int(enc["input_ids"].numel())
         return _unit(np.vstack(out))
 
     def encode_spans(self, texts: list[str], max_words: int) -> list[tuple[list[str], np.ndarray]]:
@@ -281,8 +340,12 @@ class MiniLMEmbedder:
             )
             offsets = enc.pop("offset_mapping").tolist()
             with self._lock, torch.inference_mode():
+                began = time.perf_counter()
                 hidden = self._transformer(**enc).last_hidden_state.float().numpy()
+                self.meter.record(time.perf_counter() - began, int(enc["input_ids"].numel()))
                 self.forward_passes += len(chunk)
+                self.passes += 1
+                self.tokens += int(enc["input_ids"].numel())
             mask = enc["attention_mask"].numpy()
             for text, h, offs, m in zip(chunk, hidden, offsets, mask):
                 out.append(_pool_spans(text, h, offs, m, max_words))
@@ -483,8 +546,20 @@ class SemanticCaches:
     tools: LRU[str, _Tools]
 
     @classmethod
-    def new(cls, size: int = 4_096) -> SemanticCaches:
-        return cls(spans=LRU(size), lexical=LRU(size), stacks=LRU(32), tools=LRU(64))
+    def new(cls, size: int = 4_096, max_bytes: int = 256 * 2**20) -> SemanticCaches:
+        """``max_bytes`` bounds the vectors kept for messages' spans, and again for the stacks of
+        conversations (256 MiB each by default: the spans of some thousands of messages)."""
+        return cls(
+            spans=LRU(size, max_bytes, _weight), lexical=LRU(size), stacks=LRU(32, max_bytes, _weight),
+            tools=LRU(64, max_bytes, _weight),
+        )
+
+
+def _weight(entry: Any) -> int:
+    """Bytes of an entry's vectors and texts (roughly: texts at one byte a character)."""
+    vectors = getattr(entry, "vectors", None)
+    texts = getattr(entry, "texts", None) or getattr(entry, "names", None) or ()
+    return int(getattr(vectors, "nbytes", 0)) + sum(len(t) for t in texts) + 64 * len(texts)
 
 
 class SemanticGuard:
@@ -525,6 +600,7 @@ class SemanticGuard:
         code_table: bool = True,
         cache_size: int = 4_096,
         caches: SemanticCaches | None = None,
+        budget_ms: float | None = None,
     ) -> None:
         self.embedder: Embedder = embedder if embedder is not None else MiniLMEmbedder()
         self.min_span_similarity = min_span_similarity
@@ -538,9 +614,34 @@ class SemanticGuard:
         self.selection_margin = selection_margin
         self.selection = selection
         self.code_table = code_table
+        self.budget_ms = budget_ms
         shared = caches if caches is not None else SemanticCaches.new(cache_size)
         self._spans, self._lexical, self._stacks, self._tools = shared.spans, shared.lexical, shared.stacks, shared.tools
         self.registry_encodes = 0  # registries embedded (a cache miss each)
+        self.budget_skips = 0  # checks that gave the lexical verdict: over the latency budget
+        self.lookups = 0  # messages and registries looked up in the caches (texts are counted by the embedder)
+        self.cache_hits = 0  # of which found
+
+    def prepare(self, registry: ToolRegistry) -> None:
+        """Embed a registry's tools now (once per registry content), so that no decision pays for
+        it: ``Guard`` calls this when it is built. Later registrations are embedded at the first
+        decision that sees them."""
+        self._tool_vectors(registry)
+
+    def stats(self) -> dict[str, int]:
+        """Counters since the guard was made, for passes per decision and cache hit rates: model
+        calls (``passes``), texts and tokens through the model, and lookups in the caches (texts,
+        messages' spans, registries) with how many were found."""
+        e = self.embedder
+        requests, hits = int(getattr(e, "requests", 0)), int(getattr(e, "hits", 0))
+        return {
+            "passes": int(getattr(e, "passes", 0)),
+            "texts": int(getattr(e, "forward_passes", 0)),
+            "tokens": int(getattr(e, "tokens", 0)),
+            "lookups": requests + self.lookups,
+            "hits": hits + self.cache_hits,
+            "budget_skips": self.budget_skips,
+        }
 
     @property
     def call_checks(self) -> tuple[Callable[[Any], list[Finding]], ...]:
@@ -554,16 +655,22 @@ class SemanticGuard:
         """Where a value with no lexical support was said in other words, or None."""
         return self._match(value, param, description, self._sources(conversation))
 
+    def _coded(self, value: str, param: str, description: str, sources: list[tuple[int, str, str]]) -> GroundingMatch | None:
+        """A language or currency code whose name was said (the code table: no model)."""
+        names = _code_names(value, param, description) if self.code_table else []
+        return _find_words(names, sources) if names else None
+
     def _match(
-        self, value: str, param: str, description: str, sources: list[tuple[int, str, str]]
-    ) -> GroundingMatch | None:
+        self, value: str, param: str, description: str, sources: list[tuple[int, str, str]], skip: str | None = None
+    ) -> GroundingMatch | SemanticSkip | None:
         if not sources:
             return None
-        names = _code_names(value, param, description) if self.code_table else []
-        if names and (found := _find_words(names, sources)):
+        if found := self._coded(value, param, description, sources):
             return found
         if not self._embeddable(value, sources):
             return None
+        if skip is not None:
+            return SemanticSkip(skip)
         stack = self._stacked(sources)
         if not stack.texts:
             return None
@@ -603,14 +710,58 @@ class SemanticGuard:
 
     def match_many(
         self, items: Sequence[tuple[str, str, str]], conversation: Conversation
-    ) -> list[GroundingMatch | None]:
-        """``match`` for several (value, param, description) at once: the values that need an
-        embedding get it in one batched pass (~9 ms for three against ~18 ms one by one)."""
+    ) -> list[GroundingMatch | SemanticSkip | None]:
+        """``match`` for several (value, param, description) at once, in at most one batched pass
+        over new text: the clauses of messages not seen before, the values, and (with the
+        selection check on) the requests that check will embed next. Over the latency budget
+        (``budget_ms``), the values that needed the model get ``SemanticSkip`` (the lexical
+        verdict stands) and nothing is embedded."""
         sources = self._sources(conversation)
-        todo = [v for v, _, _ in items if sources and self._embeddable(v, sources)]
-        if len(todo) > 1:
-            self.embedder.encode(list(dict.fromkeys(todo)))  # cached for the calls below
+        if not sources:
+            return [None] * len(items)
+        todo = list(dict.fromkeys(
+            v for v, p, d in items if self._embeddable(v, sources) and self._coded(v, p, d, sources) is None
+        ))
+        if todo:
+            new = self._new_clauses(sources) + self._uncached(todo)
+            if (reason := self._over_budget(new)) is not None:
+                return [self._match(v, p, d, sources, skip=reason) for v, p, d in items]
+            sentences = list(todo)
+            if self.selection and (requests := self._uncached(_selection_texts(conversation))):
+                if self._over_budget(new + requests, count=False) is None:
+                    sentences += requests  # the selection check's texts ride along in the same pass
+            self._message_spans(sources, sentences)
         return [self._match(v, p, d, sources) for v, p, d in items]  # the sources read once
+
+    # -- the latency budget ----------------------------------------------------------------------
+
+    def _uncached(self, texts: Iterable[str]) -> list[str]:
+        """The texts the model has not embedded yet."""
+        cached = getattr(self.embedder, "cached", None)
+        return [t for t in dict.fromkeys(texts) if not (callable(cached) and cached(t))]
+
+    def _new_clauses(self, sources: list[tuple[int, str, str]]) -> list[str]:
+        """The clauses of the source messages whose spans are not embedded yet."""
+        if tuple(sources) in self._stacks:
+            return []
+        return [c for _, role, text in sources if (role, text) not in self._spans for c in clauses(text)]
+
+    def _over_budget(self, texts: Sequence[str], count: bool = True) -> str | None:
+        """Why embedding ``texts`` is skipped: its estimated cost (tokens times what a token costs
+        now, measured on the model's recent passes) is over ``budget_ms``; None when within it."""
+        if self.budget_ms is None or not texts:
+            return None
+        meter = getattr(self.embedder, "meter", None)
+        if meter is None:
+            return None
+        tokens = sum(approx_tokens(t) for t in texts)
+        estimate = meter.estimate_ms(tokens)
+        if estimate <= self.budget_ms:
+            return None
+        if count:
+            self.budget_skips += 1
+        return (f"embedding skipped: ~{tokens} new tokens would take ~{estimate:.0f} ms, over checks.semantic.budget_ms "
+                f"= {self.budget_ms:g}; the lexical verdict stands")
 
     def _embeddable(self, value: str, sources: list[tuple[int, str, str]]) -> bool:
         """Whether embeddings may judge a value: words (not numbers, dates, codes or identifiers),
@@ -642,15 +793,19 @@ class SemanticGuard:
                 out.append((i, m.role, m.content))
         return out
 
-    def _message_spans(self, sources: list[tuple[int, str, str]]) -> list[_Spans]:
+    def _message_spans(self, sources: list[tuple[int, str, str]], sentences: Sequence[str] = ()) -> list[_Spans]:
         """Spans of every source message, embedded once per message text (one batched pass for
-        all the messages not seen before)."""
+        all the messages not seen before, and for ``sentences`` to be cached alongside)."""
         keys = [(role, text) for _, role, text in sources]
         found = [self._spans.get(k) for k in keys]
+        self.lookups += len(keys)
+        self.cache_hits += sum(1 for f in found if f is not None)
         todo = list(dict.fromkeys(k for k, f in zip(keys, found) if f is None))
+        if not todo and sentences:
+            self.embedder.encode(list(sentences))
         if todo:
             pieces = [(k, c) for k in todo for c in clauses(k[1])]
-            encoded = self._encode_spans([c for _, c in pieces])
+            encoded = self._encode_spans([c for _, c in pieces], sentences)
             per_message: dict[tuple[str, str], list[tuple[list[str], np.ndarray]]] = {k: [] for k in todo}
             for (k, _), result in zip(pieces, encoded):
                 per_message[k].append(result)
@@ -663,7 +818,11 @@ class SemanticGuard:
             found = [self._spans.get(k) for k in keys]
         return [f if f is not None else _Spans((), np.zeros((0, 1), dtype=np.float32), ()) for f in found]
 
-    def _encode_spans(self, texts: list[str]) -> list[tuple[list[str], np.ndarray]]:
+    def _encode_spans(self, texts: list[str], sentences: Sequence[str] = ()) -> list[tuple[list[str], np.ndarray]]:
+        if getattr(self.embedder, "shares_passes", False):
+            return self.embedder.encode_spans(texts, self.max_span_words, sentences=list(sentences))  # type: ignore[call-arg]
+        if sentences:
+            self.embedder.encode(list(sentences))
         if not texts:
             return []
         if isinstance(self.embedder, SpanEmbedder):
@@ -682,6 +841,8 @@ class SemanticGuard:
             return lexical
         parts = split_request(request)
         texts = [request] + (parts if len(parts) > 1 else [])
+        if self._over_budget(self._uncached(_request_text(t) for t in texts)) is not None:
+            return lexical  # over the latency budget: the lexical ranking
         blended = _blended_rows(self, texts, registry, tools)  # (texts, tools)
         score = blended.max(axis=0)
         if self.min_part_relevance is not None and len(texts) > 1:
@@ -697,7 +858,9 @@ class SemanticGuard:
         """One vector per available tool, computed once per registry content."""
         key = registry.fingerprint + ":" + ",".join(registry.available_names)
         hit = self._tools.get(key)
+        self.lookups += 1
         if hit is not None:
+            self.cache_hits += 1
             return hit
         specs = [s for s in registry if s.enabled]
         vectors = self.embedder.encode([tool_text(s) for s in specs]) if specs else np.zeros((0, 1), dtype=np.float32)
@@ -766,7 +929,9 @@ def selection_check(ctx: Any) -> list[Finding]:
     tools = semantic._tool_vectors(ctx.registry)
     if ctx.call.name not in tools.names:
         return []
-    texts = list(dict.fromkeys([users[-1], "\n".join(users)] + [p for u in users for p in split_request(u)]))
+    texts = _selection_parts(users)
+    if semantic._over_budget(semantic._uncached(_request_text(t) for t in texts)) is not None:
+        return []  # over the latency budget: the lexical verdict (no rule judges the choice of tool)
     rows = _blended_rows(semantic, texts, ctx.registry, tools)
     me = tools.names.index(ctx.call.name)
     part = int(np.argmax(rows[:, me]))
@@ -789,6 +954,18 @@ def selection_check(ctx: Any) -> list[Finding]:
                       "better_score": round(float(rows[part, best]), 3), "request": texts[part][:200]},
         )
     ]
+
+
+def _selection_parts(users: list[str]) -> list[str]:
+    """What the selection check compares the tools with: the last user message, all of them
+    together, and each one's parts."""
+    return list(dict.fromkeys([users[-1], "\n".join(users)] + [p for u in users for p in split_request(u)]))
+
+
+def _selection_texts(conversation: Conversation) -> list[str]:
+    """The texts the selection check will embed for a conversation (for a shared pass)."""
+    users = [m.content for m in conversation.messages if m.role == "user" and m.content.strip()]
+    return [_request_text(t) for t in _selection_parts(users)] if users else []
 
 
 _VERBS = frozenset(["get", "query", "fetch", "retrieve", "search", "find", "list", "lookup", "look", "check", "read", "load", "request", "obtain", "generate", "create"])
@@ -830,13 +1007,36 @@ def _lexical_scores(semantic: SemanticGuard, text: str, registry: ToolRegistry) 
 check: Callable[[Any], list[Finding]] = selection_check
 
 
-@lru_cache(maxsize=8)
-def _embedder(model: str | None) -> MiniLMEmbedder:
-    return MiniLMEmbedder(model)
+BACKENDS = ("onnx", "onnx-int8", "torch")
+
+
+def default_backend() -> str:
+    """``$GUARD_SEMANTIC_BACKEND`` when set; else ``onnx`` (the packaged MiniLM through
+    onnxruntime, fp32: the same numbers as torch) when onnxruntime is installed, else ``torch``."""
+    if chosen := os.environ.get("GUARD_SEMANTIC_BACKEND"):
+        return chosen
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        return "torch"
+    return "onnx"
 
 
 @lru_cache(maxsize=8)
-def _shared_caches(model: str | None, max_span_words: int) -> SemanticCaches:
+def _embedder(model: str | None, backend: str | None = None) -> Embedder:
+    """The model once per process (per name and backend)."""
+    backend = backend or default_backend()
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown semantic backend {backend!r}: one of {', '.join(BACKENDS)}")
+    if backend == "torch":
+        return MiniLMEmbedder(model)
+    from guard.onnx_encoder import OnnxEmbedder
+
+    return OnnxEmbedder(model, variant="int8" if backend == "onnx-int8" else "fp32")
+
+
+@lru_cache(maxsize=8)
+def _shared_caches(model: str | None, max_span_words: int, backend: str | None = None) -> SemanticCaches:
     return SemanticCaches.new()
 
 
@@ -846,6 +1046,7 @@ def semantic_for(config: SemanticConfig) -> SemanticGuard:
     model per name and the threshold-free caches per model and span length, so a section that
     differs only in thresholds (a calibration sweep) reuses both: a benchmark builds a guard per
     case, the model must load once and nothing be embedded twice."""
-    fields = config.model_dump(exclude={"enabled", "model"})
-    caches = _shared_caches(config.model, config.max_span_words)
-    return SemanticGuard(_embedder(config.model), caches=caches, **fields)
+    fields = config.model_dump(exclude={"enabled", "model", "backend", "budget_ms"})
+    backend = getattr(config, "backend", None)
+    caches = _shared_caches(config.model, config.max_span_words, backend)
+    return SemanticGuard(_embedder(config.model, backend), caches=caches, budget_ms=getattr(config, "budget_ms", None), **fields)

@@ -76,6 +76,15 @@ class GroundingMatch:
     score: float
 
 
+@dataclass(frozen=True)
+class SemanticSkip:
+    """What a paraphrase matcher answers for a value it did not judge because embedding it would
+    have taken longer than its latency budget (``checks.semantic.budget_ms``): the lexical verdict
+    stands, and the finding's evidence says why (``reason``)."""
+
+    reason: str
+
+
 class ValueMatcher(Protocol):
     """A paraphrase matcher ("the Big Apple" for "New York"), asked only when lexical grounding
     fails. ``param`` is the nearest parameter name, ``description`` its schema description."""
@@ -401,7 +410,7 @@ def _ground_lexically(leaf: _Leaf, index: GroundingIndex, ctx: CheckContext) -> 
     return None
 
 
-def _ground_semantically(leaves: list[_Leaf], ctx: CheckContext) -> list[GroundingMatch | None]:
+def _ground_semantically(leaves: list[_Leaf], ctx: CheckContext) -> list[GroundingMatch | SemanticSkip | None]:
     """The paraphrase matcher for the leaves nothing said word for word: in one batch when the
     matcher can (one model pass for all of them instead of one each)."""
     items = [
@@ -422,10 +431,10 @@ def trace(ctx: CheckContext) -> list[tuple[str, Any, GroundingMatch | None]]:
     Leaves it skips (ignored parameters, None, strings that are empty, too short or only
     punctuation) are not listed.
     """
-    return [(leaf.path, leaf.value, match) for leaf, match in _traced(ctx)]
+    return [(leaf.path, leaf.value, match if isinstance(match, GroundingMatch) else None) for leaf, match in _traced(ctx)]
 
 
-def _traced(ctx: CheckContext) -> list[tuple[_Leaf, GroundingMatch | None]]:
+def _traced(ctx: CheckContext) -> list[tuple[_Leaf, GroundingMatch | SemanticSkip | None]]:
     config = ctx.policy.checks.grounding
     if not config.enabled or ctx.spec is None:
         return []
@@ -434,7 +443,7 @@ def _traced(ctx: CheckContext) -> list[tuple[_Leaf, GroundingMatch | None]]:
         leaf for leaf in _leaves(ctx.args, ctx.spec.parameters, frozenset(config.ignore_params))
         if _checked(leaf.value, config.min_value_length)
     ]
-    matches = [_ground_lexically(leaf, index, ctx) for leaf in leaves]
+    matches: list[GroundingMatch | SemanticSkip | None] = [_ground_lexically(leaf, index, ctx) for leaf in leaves]
     unmatched = [i for i, m in enumerate(matches) if m is None]
     if unmatched and ctx.semantic is not None:
         for i, match in zip(unmatched, _ground_semantically([leaves[i] for i in unmatched], ctx)):
@@ -445,14 +454,17 @@ def _traced(ctx: CheckContext) -> list[tuple[_Leaf, GroundingMatch | None]]:
 def check(ctx: CheckContext) -> list[Finding]:
     """An ungrounded-value finding per leaf nothing grounds, its confidence set by what is at
     stake if the value was invented (``guard.checks.risk``)."""
-    entries = [(leaf, match) for leaf, match in _traced(ctx) if match is None]
+    entries = [(leaf, match) for leaf, match in _traced(ctx) if not isinstance(match, GroundingMatch)]
     if not entries:
         return []
     index = ctx.conversation.grounding_index
     searched = index.searched
     findings = []
-    for leaf, _ in entries:
+    for leaf, skipped in entries:
         risk = risk_of(leaf.name, leaf.schemas, leaf.value, index.said.haystack)
+        evidence = {"searched": searched, "risk": risk.level, "risk_reason": risk.reason}
+        if isinstance(skipped, SemanticSkip):
+            evidence["semantic"] = skipped.reason  # the embedding check was over its latency budget
         findings.append(
             Finding(
                 category=Category.UNGROUNDED_VALUE,
@@ -463,7 +475,7 @@ def check(ctx: CheckContext) -> list[Finding]:
                 path=leaf.path,
                 value=leaf.value,
                 rule="ungrounded",
-                evidence={"searched": searched, "risk": risk.level, "risk_reason": risk.reason},
+                evidence=evidence,
                 confidence=risk.confidence,
             )
         )

@@ -1,0 +1,152 @@
+"""The ONNX encoder (guard.onnx_encoder), passes per decision, cache hits, and the latency budget."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.semantic._support import require, tool
+
+require()
+pytest.importorskip("onnxruntime", reason="the ONNX backend needs onnxruntime (the semantic extra)")
+
+import numpy as np  # noqa: E402
+
+from guard import Guard  # noqa: E402
+from guard import semantic as sem  # noqa: E402
+from guard.onnx_encoder import OnnxEmbedder  # noqa: E402
+from guard.policy import Policy  # noqa: E402
+
+TEXTS = ["I need to find flights from Berlin to Paris next Friday, and book a hotel", "book a hotel", "Pick up dry cleaning"]
+
+
+@pytest.fixture(scope="module")
+def onnx() -> OnnxEmbedder:
+    return OnnxEmbedder(variant="fp32")  # built from the packaged weights at first use, offline
+
+
+def test_fp32_onnx_gives_the_torch_models_vectors(onnx: OnnxEmbedder, embedder: Any) -> None:
+    cos = (onnx.encode(TEXTS) * embedder.encode(TEXTS)).sum(axis=1)
+    assert cos.min() > 0.99999
+
+
+def test_fp32_onnx_pools_the_same_spans(onnx: OnnxEmbedder, embedder: Any) -> None:
+    for (spans, vectors), (want_spans, want) in zip(onnx.encode_spans(TEXTS, 6), embedder.encode_spans(TEXTS, 6)):
+        assert spans == want_spans
+        assert (vectors * want).sum(axis=1).min() > 0.99999
+
+
+def test_sentences_ride_along_in_the_span_pass(onnx: OnnxEmbedder) -> None:
+    passes = onnx.passes
+    spans = onnx.encode_spans(["picking up my dry cleaning today"], 6, sentences=["launder my suit"])
+    assert onnx.passes == passes + 1 and spans[0][0]
+    assert onnx.cached("launder my suit")
+    onnx.encode(["launder my suit"])
+    assert onnx.passes == passes + 1  # served from the cache
+
+
+def test_int8_is_close_to_fp32() -> None:
+    fp32, int8 = OnnxEmbedder(variant="fp32"), OnnxEmbedder(variant="int8")
+    cos = (fp32.encode(TEXTS) * int8.encode(TEXTS)).sum(axis=1)
+    assert cos.min() > 0.97
+
+
+def test_the_backend_is_chosen_by_policy_or_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GUARD_SEMANTIC_BACKEND", "torch")
+    assert sem.default_backend() == "torch"
+    monkeypatch.delenv("GUARD_SEMANTIC_BACKEND")
+    assert sem.default_backend() == "onnx"
+    with pytest.raises(ValueError, match="unknown semantic backend"):
+        sem._embedder.__wrapped__(None, "tensorflow")
+
+
+# --- passes per decision and the caches --------------------------------------------------------
+
+TOOLS = [
+    tool("add_task", "Add a task to the user's to-do list", ("title",), title="what to do"),
+    tool("send_email", "Send an e-mail to someone", ("to", "body"), to="recipient address", body="text of the mail"),
+]
+
+
+def _messages(title: str) -> list[dict[str, Any]]:
+    return [
+        {"role": "user", "content": "Remind me that I am picking up my dry cleaning after work, please."},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "add_task", "args": {"title": title}}]},
+    ]
+
+
+def _guard(onnx: OnnxEmbedder, **config: Any) -> tuple[Guard, sem.SemanticGuard]:
+    semantic = sem.SemanticGuard(onnx, caches=sem.SemanticCaches.new(), **config)
+    return Guard(TOOLS, Policy(), semantic=semantic), semantic
+
+
+def test_a_decision_over_new_text_costs_one_pass(onnx: OnnxEmbedder) -> None:
+    guard, semantic = _guard(onnx)
+    before = semantic.stats()  # the tools were embedded when the guard was built
+    messages = _messages("Pick up dry cleaning")
+    decision = guard.check(messages[-1]["tool_calls"][0], messages[:-1])
+    after = semantic.stats()
+    assert decision.runs, decision.findings
+    assert after["passes"] - before["passes"] == 1  # the message's clauses, the value and the requests together
+
+
+def test_the_same_thread_again_is_served_from_the_caches(onnx: OnnxEmbedder) -> None:
+    guard, semantic = _guard(onnx)
+    messages = _messages("Pick up dry cleaning")
+    guard.check(messages[-1]["tool_calls"][0], messages[:-1])
+    before = semantic.stats()
+    guard.check(messages[-1]["tool_calls"][0], messages[:-1])
+    after = semantic.stats()
+    assert after["passes"] == before["passes"]
+    assert after["hits"] - before["hits"] == after["lookups"] - before["lookups"] > 0
+
+
+def test_tools_are_embedded_when_the_guard_is_built(onnx: OnnxEmbedder) -> None:
+    _, semantic = _guard(onnx)
+    assert semantic.registry_encodes == 1
+
+
+# --- the latency budget ------------------------------------------------------------------------
+
+
+def test_over_the_budget_the_lexical_verdict_stands_and_says_so(onnx: OnnxEmbedder) -> None:
+    guard, semantic = _guard(onnx, budget_ms=0.001)
+    before = semantic.stats()
+    messages = _messages("Pick up dry cleaning")
+    decision = guard.check(messages[-1]["tool_calls"][0], messages[:-1])
+    after = semantic.stats()
+    ungrounded = [f for f in decision.findings if f.category.value == "ungrounded_value"]
+    assert ungrounded and "budget_ms" in ungrounded[0].evidence["semantic"]
+    assert after["passes"] == before["passes"]  # nothing was embedded
+    assert after["budget_skips"] > before["budget_skips"]
+
+
+def test_within_the_budget_nothing_changes(onnx: OnnxEmbedder) -> None:
+    guard, _ = _guard(onnx, budget_ms=10_000)
+    messages = _messages("Pick up dry cleaning")
+    decision = guard.check(messages[-1]["tool_calls"][0], messages[:-1])
+    assert decision.runs and not any("semantic" in f.evidence for f in decision.findings)
+
+
+def test_the_budget_is_read_from_the_policy() -> None:
+    config = Policy(checks={"semantic": {"enabled": True, "budget_ms": 25}}).checks.semantic
+    assert sem.semantic_for(config).budget_ms == 25
+
+
+def test_the_cost_meter_follows_the_measured_passes() -> None:
+    meter = sem.CostMeter(ms_per_token=0.1, ms_per_pass=0.5)
+    meter.record(0.0105, 100)  # 10.5 ms for 100 tokens
+    assert meter.estimate_ms(100) == pytest.approx(10.5)
+    assert meter.estimate_ms(0) == 0.0
+
+
+# --- caches bounded in bytes -------------------------------------------------------------------
+
+
+def test_span_caches_are_bounded_in_bytes() -> None:
+    lru: sem.LRU[str, Any] = sem.LRU(1_000, max_bytes=10_000, weigh=sem._weight)
+    for i in range(20):
+        lru.put(str(i), sem._Spans(("x",), np.zeros((4, 384), dtype=np.float32), (1,)))  # ~6 kB each
+    assert lru.bytes <= 10_000 and len(lru) == 1
+    assert "19" in lru and "0" not in lru
