@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, time
 from functools import lru_cache
 
+from guard.lexicon import MONTHS, WEEKDAYS
+
 # --- text -------------------------------------------------------------------------------------
 
 #: Runs of digits or of letters: everything else (punctuation, space, "_") separates them.
@@ -249,13 +251,9 @@ _ISO_VALUE = re.compile(
 )
 _TIME_VALUE = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?", re.ASCII)
 
-_MONTHS = (
-    ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",),
-    ("june", "jun"), ("july", "jul"), ("august", "aug"), ("september", "sept", "sep"),
-    ("october", "oct"), ("november", "nov"), ("december", "dec"),
-)
+_MONTHS = MONTHS
 _DAY_BOUNDARIES = (time(0), time(23, 59), time(23, 59, 59))
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_WEEKDAYS = WEEKDAYS
 _NAMED_DAYS = {
     -2: r"(?:the )?day before yesterday",
     -1: r"(?<!before )yesterday",

@@ -26,6 +26,7 @@ from datetime import date
 
 from dateutil.relativedelta import relativedelta
 
+from guard.lexicon import MONTH_NUMBER, WEEKDAYS
 from guard.normalise import (
     normalise_text,
     numbers_in,
@@ -40,9 +41,8 @@ Said = list[tuple[int, str]]
 #: Which message derived a value (None: the schema's own words), and how ("march -> month 3").
 Derivation = tuple[int | None, str]
 
-_MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
-_MONTHS |= {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name}
-_WEEKDAYS = [d.lower() for d in calendar.day_name]
+_MONTHS = MONTH_NUMBER
+_WEEKDAYS = list(WEEKDAYS)
 _DAY_GROUPS = {"weekday": _WEEKDAYS[:5], "weekdays": _WEEKDAYS[:5], "weekend": _WEEKDAYS[5:], "weekends": _WEEKDAYS[5:]}
 _CURRENCY_SYMBOLS = {"$": "usd", "€": "eur", "£": "gbp", "¥": "jpy", "₹": "inr", "₩": "krw", "₽": "rub"}
 _MONTH_YEAR = re.compile(r"\b(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?,?\s+(\d{4})\b", re.IGNORECASE)

@@ -36,6 +36,7 @@ from guard.checks import CheckContext
 from guard.checks.derivations import derive
 from guard.checks.risk import risk_of
 from guard.conversation import Conversation
+from guard.lexicon import FACTLESS_WORDS
 from guard.models import Finding
 from guard.normalise import (
     TemporalPatterns,
@@ -51,9 +52,7 @@ from guard.taxonomy import Category
 NAME = "grounding"
 
 #: Words that carry no fact: a phrase is grounded when all its other words were said.
-_STOPWORDS = frozenset(
-    "a an the to from of in on at for and or with by into via my your our their me i we you please".split()
-)
+_STOPWORDS = FACTLESS_WORDS
 #: Joins the normalised pieces of the index; exact matches cannot cross it.
 _SEP = " \n "
 _SCHEMA_KEYWORDS = ("default", "const", "enum", "examples", "example")

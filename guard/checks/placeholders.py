@@ -23,6 +23,7 @@ from guard.checks.risk import CONFIDENCE, risk_of
 from guard.models import Finding
 from guard.normalise import normalise_text, parse_bool
 from guard.taxonomy import Category
+from guard.text import quoted_pattern, quoted_text
 
 NAME = "placeholders"
 
@@ -59,7 +60,7 @@ _MAX_PLACEHOLDER_LENGTH = 100
 _EXAMPLE_INTRO = re.compile(
     r"\b(?:e\.\s?g\.?|eg\.|for example|for instance|such as|examples?\s*[:=]|ex\.)\s*[:,]?\s*", re.IGNORECASE
 )
-_QUOTED = re.compile(r"'([^']{1,60})'|\"([^\"]{1,60})\"|`([^`]{1,60})`|\u201c([^\u201d]{1,60})\u201d")
+_QUOTED = quoted_pattern(60)
 _EXAMPLE_END = re.compile(r"[);]|\.(?:\s|$)")
 _EXAMPLE_SPLIT = re.compile(r",|\s+or\s+|\s+and\s+")
 _MAX_EXAMPLE_LENGTH = 40
@@ -207,7 +208,7 @@ def _examples_in(description: str) -> frozenset[str]:
         rest = description[intro.end():]
         end = _EXAMPLE_END.search(rest)
         clause = rest[: end.start()] if end else rest
-        quoted = [next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(clause)]
+        quoted = [quoted_text(m) for m in _QUOTED.finditer(clause)]
         candidates = quoted or _EXAMPLE_SPLIT.split(clause)
         found.update(c.strip().casefold() for c in candidates if 0 < len(c.strip()) <= _MAX_EXAMPLE_LENGTH)
     return frozenset(found)

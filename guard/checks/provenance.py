@@ -47,11 +47,13 @@ from guard import schema as schemas
 from guard.checks import CheckContext
 from guard.checks.arguments import child_path, encodable, excerpt, path_label
 from guard.checks.placeholders import stand_in_rule
+from guard.lexicon import DESCRIPTION_STOPWORDS
 from guard.models import Finding, Repair, canonical_json
 from guard.normalise import normalise_text, parse_bool, parse_number
 from guard.registry import name_words
 from guard.repairs import as_schema_date, wants_date
 from guard.taxonomy import Category
+from guard.text import quoted_pattern, quoted_text
 
 NAME = "provenance"
 KIND = "from_provenance"
@@ -438,7 +440,7 @@ def _distinct(candidates: list[Candidate]) -> list[Candidate]:
 _Extractor = Callable[[str, dict[str, Any], str, dict[str, Any]], Iterator[tuple[Any, str]]]
 
 _CONNECTOR = r"(?:\s+(?:is|was|will\s+be|would\s+be|should\s+be|to\s+be|to|of)\s+|\s*[:=]\s*|\s+-\s+)"
-_QUOTED = re.compile(r"\"([^\"\n]{1,120})\"|(?<!\w)'([^'\n]{1,120})'(?!\w)|\u201c([^\u201d\n]{1,120})\u201d")
+_QUOTED = quoted_pattern(120)
 #: Where a value said after its name ends: a clause boundary. A period ends it unless it follows a
 #: title ("Dr. Lee").
 _CLAUSE_END = re.compile(
@@ -451,7 +453,7 @@ _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _URL = re.compile(r"https?://[^\s<>\"')]+")
 _EDGE_WORDS = re.compile(r"^(?:on|at|from|to|by|until|for|the)\s+|\s+(?:and|to|from|until)$", re.IGNORECASE)
-_CONTENT_STOPWORDS = frozenset("a an the of to in for and or by with from on at number amount".split())
+_CONTENT_STOPWORDS = DESCRIPTION_STOPWORDS
 
 
 @lru_cache(maxsize=1024)
@@ -470,7 +472,7 @@ def _said_for(param: str, schema: dict[str, Any], text: str, args: dict[str, Any
     for m in _label_pattern(param).finditer(text):
         rest = text[m.end():]
         if q := _QUOTED.match(rest):
-            yield next(g for g in q.groups() if g).strip().rstrip("."), text[m.start():m.end() + q.end()]
+            yield quoted_text(q).strip().rstrip("."), text[m.start():m.end() + q.end()]
             continue
         end = _CLAUSE_END.search(rest)
         value = _ARTICLE.sub("", rest[: end.start() if end else len(rest)].strip().strip("\"'"))
@@ -495,7 +497,7 @@ def _quoted_unused(param: str, schema: dict[str, Any], text: str, args: dict[str
         return
     used = " ".join(normalise_text(str(v)) for k, v in args.items() if k != param and isinstance(v, str))
     for m in _QUOTED.finditer(text):
-        phrase = next(g for g in m.groups() if g).strip().rstrip(".")
+        phrase = quoted_text(m).strip().rstrip(".")
         if phrase and normalise_text(phrase) not in used:
             yield phrase, m.group(0)
 

@@ -22,28 +22,9 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
+from guard.lexicon import STOPWORDS
 from guard.normalise import normalise_text
 from guard.registry import PerRegistry, ToolRegistry, ToolSpec, name_words
-
-#: Words that say nothing about which tool is meant: grammar, politeness, and the vocabulary every
-#: tool description shares ("provides ... based on the specified details").
-STOPWORDS = frozenset(
-    """
-    a about above after again all also am an and any are as at be been before being below between both
-    but by can could did do does doing done down during each etc even ever every few for from further
-    had has have having he her here hers him his how i if in into is it its itself just let like ll
-    may me might more most much must my myself no nor not now of off on once only or other our ours
-    out over own per please re s same shall she should so some such t than that the their theirs them
-    then there these they this those through to too under until up us ve very via was we were what
-    when where which while who whom whose why will with within would you your yours yourself
-    able across additional along already among another based certain current desired detail details
-    different e eg g get give given help hi hello id ie include includes including information
-    input kind know list look make many need needs new number object optional output particular
-    perform possible preferred provide provided provides providing regarding related request required
-    return returns see set several show specific specified specify string support supports tell
-    thank thanks type use used user using value values various want wants way well whether would
-    """.split()
-)
 
 #: Weights of where a word occurs in a tool's description.
 _NAME, _DESCRIPTION, _PARAM_NAME, _PARAM_DESCRIPTION = 3.0, 2.0, 1.0, 0.5

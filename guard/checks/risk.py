@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
-from guard.checks.relevance import STOPWORDS, stem
+from guard.checks.relevance import stem
+from guard.lexicon import STOPWORDS
 from guard.registry import name_words
 
 Level = Literal["consequential", "ordinary", "derivable"]

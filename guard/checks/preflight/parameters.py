@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from guard import schema as schemas
-from guard.checks.relevance import stem, STOPWORDS
+from guard.checks.relevance import stem
+from guard.lexicon import NAME_STOPWORDS, STOPWORDS
 from guard.normalise import normalise_text
 from guard.registry import name_words
 
@@ -66,7 +67,7 @@ _CUE_WINDOW = 4
 _CONTEXT, _UNIT, _NAMED = 1, 2, 3
 
 #: Name words too common to say what a value is for ("level of fluency": "of").
-_CUE_STOPWORDS = frozenset({"a", "an", "and", "at", "by", "for", "from", "in", "is", "of", "on", "or", "the", "to", "with"})
+_CUE_STOPWORDS = NAME_STOPWORDS
 
 
 def _slots(schema: dict[str, Any]) -> Iterator[_Slot]:

@@ -11,14 +11,16 @@ from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 
 from guard.checks.preflight.parameters import _CONTEXT, _CUE_WINDOW, _NAMED, _NUMERIC, _Slot, _UNIT
-from guard.checks.relevance import stem, STOPWORDS
+from guard.checks.relevance import stem
+from guard.lexicon import MONTH_PATTERN, STOPWORDS, WEEKDAY_PATTERN
 from guard.normalise import normalise_text, numbers_in, parse_number
+from guard.text import quoted_pattern, quoted_text
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
 
 #: A quoted phrase; a single-quoted one may be followed by a possessive "s" ("the user 'john_doe's playlist").
-_QUOTED = re.compile(r"\"([^\"\n]{1,200})\"|“([^”\n]{1,200})”|(?<![\w'])'([^'\n]{1,200})'(?![\w])|(?<![\w'])'([^'\n]{1,200})'(?=s\b)|`([^`\n]{1,200})`")
+_QUOTED = quoted_pattern(200)
 _TOKEN = re.compile(r"\S+")
 _EDGE = "\"'“”‘’`()[]{}<>.,;:!?\u3002\uff0c"
 _EMAIL = re.compile(r"^[^\s@]+@[^\s@]+$")
@@ -30,8 +32,8 @@ _NUMBER = re.compile(
     r"(?:%|°[CFNSEW]?|[a-z]{1,8}|[KMGT]B|[kMG]?Hz|mAh|-[a-z]+(?:-[a-z]+)*)?$"
 )
 _TIME = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]\.?m\.?)?|\b\d{1,2}\s*[ap]\.?m\.?(?![a-z])|\b(?:noon|midnight|o'clock)\b", re.IGNORECASE)
-_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
-_WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_MONTHS = MONTH_PATTERN
+_WEEKDAYS = WEEKDAY_PATTERN
 
 #: Capitalised words that name no service ("on August 4", "from Monday").
 _CALENDAR_WORDS = frozenset(_MONTHS.split("|")) | frozenset(_WEEKDAYS.split("|"))
@@ -168,7 +170,7 @@ def _quoted(text: str) -> tuple[list[_Mention], list[tuple[int, int]]]:
     """Quoted values: a quoted e-mail, number or code is still one; the rest are quoted phrases."""
     mentions, spans = [], []
     for m in _QUOTED.finditer(text):
-        inner = next(g for g in m.groups() if g is not None).strip()
+        inner = quoted_text(m).strip()
         spans.append((m.start(), m.end()))
         typed = None if any(c.isspace() for c in inner) else _classify(inner, m.start() + 1, False)
         mentions.append(typed or _Mention(inner, m.start() + 1, "quoted", parse_number(inner)))

@@ -6,7 +6,8 @@ import re
 
 from guard.checks.preflight.reading import _CALENDAR_WORDS, _NEXT_WORD
 from guard.checks.preflight.values import _REQUEST_WORDS, NAME
-from guard.checks.relevance import stem, STOPWORDS
+from guard.checks.relevance import stem
+from guard.lexicon import STOPWORDS
 from guard.models import Finding
 from guard.normalise import normalise_text
 from guard.taxonomy import Category

@@ -11,7 +11,8 @@ from guard import schema as schemas
 from guard.checks.arguments import conforms_to_format, excerpt, path_label
 from guard.checks.preflight.parameters import _cue_stems, _NAMED, _NUMERIC, _Slot, _slots, _type, _UNIT, _UNTOLD
 from guard.checks.preflight.reading import _Mention, _Text
-from guard.checks.relevance import stem, STOPWORDS
+from guard.checks.relevance import stem
+from guard.lexicon import STOPWORDS
 from guard.models import Finding
 from guard.normalise import normalise_text, numbers_in, parse_temporal
 from guard.registry import ToolSpec

@@ -1,0 +1,58 @@
+"""The word tables the checks read text with, each in one place.
+
+Months and weekdays (every name people write for them), and the lists of words that carry no
+fact, each named for what it is used to ignore. The checks import these; none keeps a table of
+its own kind.
+"""
+
+from __future__ import annotations
+
+#: Per month (January first): its names, the full name first, then its abbreviations.
+MONTHS: tuple[tuple[str, ...], ...] = (
+    ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",),
+    ("june", "jun"), ("july", "jul"), ("august", "aug"), ("september", "sept", "sep"),
+    ("october", "oct"), ("november", "nov"), ("december", "dec"),
+)
+#: Every month name and abbreviation -> its number (1-12).
+MONTH_NUMBER: dict[str, int] = {name: i for i, names in enumerate(MONTHS, start=1) for name in names}
+#: Monday first, as ``date.weekday()`` counts.
+WEEKDAYS: tuple[str, ...] = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+def alternation(words: object) -> str:
+    """A regex alternation of ``words``, longest first (so "march" is tried before "mar")."""
+    return "|".join(sorted(words, key=lambda w: (-len(w), w)))  # type: ignore[call-overload]
+
+
+#: The month names and the weekday names as regex alternations (no group, no anchors).
+MONTH_PATTERN = alternation(MONTH_NUMBER)
+WEEKDAY_PATTERN = alternation(WEEKDAYS)
+
+#: Articles, the common prepositions and "and"/"or": the words every list below leaves out.
+GRAMMAR_WORDS = frozenset("a an the to from of in on at for and or with by".split())
+#: Words too common in a parameter's name to say what a value is for ("level of fluency": "of").
+NAME_STOPWORDS = GRAMMAR_WORDS | {"is"}
+#: Words that carry no fact: a phrase is grounded when all its other words were said.
+FACTLESS_WORDS = GRAMMAR_WORDS | frozenset("into via my your our their me i we you please".split())
+#: Words of a parameter's description that say nothing of its content ("the number of ...").
+DESCRIPTION_STOPWORDS = GRAMMAR_WORDS | {"number", "amount"}
+
+#: Words that say nothing about which tool is meant: grammar, politeness, and the vocabulary every
+#: tool description shares ("provides ... based on the specified details").
+STOPWORDS = frozenset(
+    """
+    a about above after again all also am an and any are as at be been before being below between both
+    but by can could did do does doing done down during each etc even ever every few for from further
+    had has have having he her here hers him his how i if in into is it its itself just let like ll
+    may me might more most much must my myself no nor not now of off on once only or other our ours
+    out over own per please re s same shall she should so some such t than that the their theirs them
+    then there these they this those through to too under until up us ve very via was we were what
+    when where which while who whom whose why will with within would you your yours yourself
+    able across additional along already among another based certain current desired detail details
+    different e eg g get give given help hi hello id ie include includes including information
+    input kind know list look make many need needs new number object optional output particular
+    perform possible preferred provide provided provides providing regarding related request required
+    return returns see set several show specific specified specify string support supports tell
+    thank thanks type use used user using value values various want wants way well whether would
+    """.split()
+)

@@ -1,0 +1,44 @@
+"""The shared text tables and shapes: one month table, one quoted-phrase pattern."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from guard import lexicon
+from guard.text import quoted_pattern, quoted_text
+
+
+@pytest.mark.parametrize(
+    ("text", "phrases"),
+    [
+        ('Search for "blue train" please', ["blue train"]),
+        ("Search for “blue train” please", ["blue train"]),
+        ("Run `ls -la` there", ["ls -la"]),
+        ("The album 'Blue Train' and 'Giant Steps'", ["Blue Train", "Giant Steps"]),
+        ("Fetch the user 'john_doe's playlist", ["john_doe"]),
+        ("I don't know what it's called", []),  # apostrophes inside words open nothing
+    ],
+)
+def test_a_quoted_phrase_is_read_in_every_shape(text, phrases):
+    assert [quoted_text(m) for m in quoted_pattern(200).finditer(text)] == phrases
+
+
+def test_a_phrase_longer_than_the_limit_is_not_read():
+    assert quoted_pattern(5).search('"far too long"') is None
+    assert quoted_text(quoted_pattern(5).search('"short"')) == "short"
+
+
+def test_one_month_table_knows_every_name_and_abbreviation():
+    assert lexicon.MONTH_NUMBER["september"] == lexicon.MONTH_NUMBER["sept"] == lexicon.MONTH_NUMBER["sep"] == 9
+    assert len(lexicon.MONTHS) == 12 and len(set(lexicon.MONTH_NUMBER.values())) == 12
+    # longest first: "march" is matched whole, not as "mar"
+    assert re.match(rf"(?:{lexicon.MONTH_PATTERN})", "march").group(0) == "march"
+    assert re.fullmatch(rf"(?:{lexicon.WEEKDAY_PATTERN})", "wednesday")
+
+
+def test_the_word_lists_share_one_core_of_grammar_words():
+    for words in (lexicon.NAME_STOPWORDS, lexicon.FACTLESS_WORDS, lexicon.DESCRIPTION_STOPWORDS, lexicon.STOPWORDS):
+        assert lexicon.GRAMMAR_WORDS <= words
+    assert "number" in lexicon.DESCRIPTION_STOPWORDS and "number" not in lexicon.FACTLESS_WORDS
