@@ -43,8 +43,9 @@ _DATA_HELP = ("datasets folder (default: $GUARD_DATA_DIR, else a datasets folder
 
 @app.command()
 def fetch(
-    suites: list[str] | None = typer.Argument(None, help="suites whose data to download, or all (default: all); " + _SUITE_LIST),
-    dest: Path | None = typer.Option(None, help="where to lay the files out (default: $GUARD_DATA_DIR, else ~/.cache/guard/datasets)"),
+    suites: list[str] | None = typer.Argument(None, help="suites whose data to download, or all (default: all); " + _SUITE_LIST,
+                                              metavar="SUITE"),
+    dest: Path | None = typer.Option(None, help="where to lay the files out (default: $GUARD_DATA_DIR, else $XDG_CACHE_HOME/guard/datasets, ~/.cache/guard/datasets)"),
     allow_unpinned: bool = typer.Option(False, "--allow-unpinned", help="also download sources with no pinned sha256 (BFCL, Tool-Reflection-Bench), unchecked"),
 ) -> None:
     """Download the public datasets at pinned revisions, check every file's sha256, and lay them out as the loaders read them.
@@ -124,7 +125,7 @@ def _check_suites(names: list[str]) -> None:
 
 @app.command()
 def run(
-    suites: list[str] = typer.Argument(..., help="one or more suite names, or all; " + _SUITE_LIST, metavar="SUITE..."),
+    suites: list[str] = typer.Argument(..., help="one or more suite names, or all; " + _SUITE_LIST, metavar="SUITE"),
     data_dir: Path | None = typer.Option(None, help=_DATA_HELP),
     split: str = typer.Option("test", help="dev, test or all"),
     policy: Path | None = typer.Option(None, help="policy YAML (default: the built-in policy)"),
