@@ -46,3 +46,44 @@ def label_of(category: Category | str) -> str:
 
 def labels_of(categories: Iterable[Category | str]) -> set[str]:
     return {label_of(c) for c in categories}
+
+
+#: Every error class named by the five papers, mapped to the guard's category.
+#: Keys are (paper, the paper's class name); see docs/taxonomy.md for the rendered table. The
+#: benchmark's dialect: the runtime taxonomy (``guard.taxonomy``) knows nothing of the papers.
+PAPER_CATEGORIES: dict[tuple[str, str], Category | None] = {
+    # CRITICTOOL (internal and external errors)
+    ("CRITICTOOL", "tool selection error"): Category.SUSPICIOUS_TOOL_SELECTION,
+    ("CRITICTOOL", "tool hallucination error"): Category.UNKNOWN_TOOL,
+    ("CRITICTOOL", "parameters key error (missing key)"): Category.MISSING_ARGUMENT,
+    ("CRITICTOOL", "parameters key error (extra key)"): Category.UNEXPECTED_ARGUMENT,
+    ("CRITICTOOL", "parameters value error (format)"): Category.TYPE_VIOLATION,
+    ("CRITICTOOL", "parameters value error (content)"): Category.UNGROUNDED_VALUE,
+    ("CRITICTOOL", "rate limit"): Category.TOOL_RATE_LIMITED,
+    ("CRITICTOOL", "permission denied"): Category.TOOL_PERMISSION,
+    ("CRITICTOOL", "quota exceeded"): Category.TOOL_QUOTA,
+    ("CRITICTOOL", "timeout"): Category.TOOL_TIMEOUT,
+    ("CRITICTOOL", "connection error"): Category.TOOL_CONNECTION,
+    # ReflecTool-Bench
+    ("ReflecTool-Bench", "parameter mismatch"): Category.TYPE_VIOLATION,
+    ("ReflecTool-Bench", "missing required parameter"): Category.MISSING_ARGUMENT,
+    ("ReflecTool-Bench", "incorrect tool selection"): Category.SUSPICIOUS_TOOL_SELECTION,
+    ("ReflecTool-Bench", "ambiguous reference"): Category.UNGROUNDED_VALUE,
+    ("ReflecTool-Bench", "over-specification"): Category.UNEXPECTED_ARGUMENT,
+    ("ReflecTool-Bench", "under-specification"): Category.MISSING_ARGUMENT,
+    # ACEBench special
+    ("ACEBench", "incomplete (missing necessary parameters)"): Category.MISSING_ARGUMENT,
+    ("ACEBench", "error_param (pattern)"): Category.PATTERN_VIOLATION,
+    ("ACEBench", "error_param (enum)"): Category.ENUM_VIOLATION,
+    ("ACEBench", "error_param (length, minimum, maximum)"): Category.RANGE_VIOLATION,
+    ("ACEBench", "error_param (format)"): Category.FORMAT_VIOLATION,
+    ("ACEBench", "irrelevant (no tool can solve it)"): Category.NO_SUITABLE_TOOL,
+    # Fail-TaLMs
+    ("Fail-TaLMs", "under-specified query"): Category.MISSING_ARGUMENT,
+    ("Fail-TaLMs", "unavailable tool, replaceable"): Category.UNAVAILABLE_TOOL,
+    ("Fail-TaLMs", "unavailable tool, non-replaceable"): Category.NO_SUITABLE_TOOL,
+    ("Fail-TaLMs", "no tools"): Category.NO_SUITABLE_TOOL,
+    # Incomplete conditions (ICT)
+    ("ICT", "API replacement"): Category.NO_SUITABLE_TOOL,
+    ("ICT", "utterance removal"): Category.MISSING_ARGUMENT,
+}

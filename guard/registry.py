@@ -188,6 +188,10 @@ def _from_dict(raw: dict[str, Any], name: str | None) -> ToolSpec:
         raise ToolSchemaError(str(tool_name), "$", "a tool needs a non-empty name")
     description = str(raw.get("description") or raw.get("api_description") or "")
     meta = {k: raw[k] for k in ("tool_name", "category_name", "method", "template_response") if k in raw}
+    # The service a tool belongs to ("metmuseum"), which the checks read as ``metadata["service"]``:
+    # given as ``service``, or in ToolBench's dialect as ``tool_name``.
+    if service := raw.get("service") or raw.get("tool_name"):
+        meta["service"] = service
     if "required_parameters" in raw or "optional_parameters" in raw:
         schema = _from_parameter_lists(raw, tool_name)
     elif isinstance(raw.get("input_parameters"), dict):

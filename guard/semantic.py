@@ -432,7 +432,7 @@ def tool_text(spec: ToolSpec) -> str:
     for key, schema in (spec.properties or {}).items():
         desc = str(schema.get("description") or "") if isinstance(schema, dict) else ""
         params.append(f"{name_words(key)}" + (f" ({desc[:80]})" if desc else ""))
-    family = spec.metadata.get("tool_name") if isinstance(spec.metadata, dict) else None
+    family = spec.metadata.get("service") if isinstance(spec.metadata, dict) else None
     head = name_words(spec.name) + (f" ({name_words(str(family))})" if family else "")
     text = f"{head}: {spec.description}".strip()
     if params:

@@ -1,9 +1,8 @@
 """The one taxonomy of findings and actions.
 
-Every check emits findings in these categories; the policy maps categories to actions. The five
-papers behind the benchmark each name their own error classes; ``PAPER_CATEGORIES`` maps every one
-of them here so a benchmark label and a runtime finding speak the same language (the table is
-rendered in ``docs/taxonomy.md``).
+Every check emits findings in these categories; the policy maps categories to actions. The papers
+behind the benchmark name their own error classes; ``benchmarks.labels.PAPER_CATEGORIES`` maps each
+of them to a category (the table is rendered in ``docs/taxonomy.md``).
 """
 
 from __future__ import annotations
@@ -99,43 +98,3 @@ class Action(StrEnum):
 
 
 _SEVERITY = {a: i for i, a in enumerate(Action)}
-
-
-#: Every error class named by the five papers, mapped to the guard's category.
-#: Keys are (paper, the paper's class name); see docs/taxonomy.md for the rendered table.
-PAPER_CATEGORIES: dict[tuple[str, str], Category | None] = {
-    # CRITICTOOL (internal and external errors)
-    ("CRITICTOOL", "tool selection error"): Category.SUSPICIOUS_TOOL_SELECTION,
-    ("CRITICTOOL", "tool hallucination error"): Category.UNKNOWN_TOOL,
-    ("CRITICTOOL", "parameters key error (missing key)"): Category.MISSING_ARGUMENT,
-    ("CRITICTOOL", "parameters key error (extra key)"): Category.UNEXPECTED_ARGUMENT,
-    ("CRITICTOOL", "parameters value error (format)"): Category.TYPE_VIOLATION,
-    ("CRITICTOOL", "parameters value error (content)"): Category.UNGROUNDED_VALUE,
-    ("CRITICTOOL", "rate limit"): Category.TOOL_RATE_LIMITED,
-    ("CRITICTOOL", "permission denied"): Category.TOOL_PERMISSION,
-    ("CRITICTOOL", "quota exceeded"): Category.TOOL_QUOTA,
-    ("CRITICTOOL", "timeout"): Category.TOOL_TIMEOUT,
-    ("CRITICTOOL", "connection error"): Category.TOOL_CONNECTION,
-    # ReflecTool-Bench
-    ("ReflecTool-Bench", "parameter mismatch"): Category.TYPE_VIOLATION,
-    ("ReflecTool-Bench", "missing required parameter"): Category.MISSING_ARGUMENT,
-    ("ReflecTool-Bench", "incorrect tool selection"): Category.SUSPICIOUS_TOOL_SELECTION,
-    ("ReflecTool-Bench", "ambiguous reference"): Category.UNGROUNDED_VALUE,
-    ("ReflecTool-Bench", "over-specification"): Category.UNEXPECTED_ARGUMENT,
-    ("ReflecTool-Bench", "under-specification"): Category.MISSING_ARGUMENT,
-    # ACEBench special
-    ("ACEBench", "incomplete (missing necessary parameters)"): Category.MISSING_ARGUMENT,
-    ("ACEBench", "error_param (pattern)"): Category.PATTERN_VIOLATION,
-    ("ACEBench", "error_param (enum)"): Category.ENUM_VIOLATION,
-    ("ACEBench", "error_param (length, minimum, maximum)"): Category.RANGE_VIOLATION,
-    ("ACEBench", "error_param (format)"): Category.FORMAT_VIOLATION,
-    ("ACEBench", "irrelevant (no tool can solve it)"): Category.NO_SUITABLE_TOOL,
-    # Fail-TaLMs
-    ("Fail-TaLMs", "under-specified query"): Category.MISSING_ARGUMENT,
-    ("Fail-TaLMs", "unavailable tool, replaceable"): Category.UNAVAILABLE_TOOL,
-    ("Fail-TaLMs", "unavailable tool, non-replaceable"): Category.NO_SUITABLE_TOOL,
-    ("Fail-TaLMs", "no tools"): Category.NO_SUITABLE_TOOL,
-    # Incomplete conditions (ICT)
-    ("ICT", "API replacement"): Category.NO_SUITABLE_TOOL,
-    ("ICT", "utterance removal"): Category.MISSING_ARGUMENT,
-}

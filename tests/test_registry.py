@@ -98,3 +98,10 @@ def test_a_copied_registry_changes_availability_on_its_own():
     twin.set_available("a", False, "circuit open")
     assert not twin.get("a").enabled and original.get("a").enabled
     assert twin.fingerprint == fingerprint
+
+
+def test_the_service_a_tool_belongs_to_is_read_from_service_or_toolbench_tool_name():
+    plain = {"name": "get_ticker", "description": "Ticker of a pair.", "parameters": {"type": "object", "properties": {}}}
+    assert ToolSpec.from_any({**plain, "service": "kucoin"}).metadata["service"] == "kucoin"
+    assert ToolSpec.from_any({**plain, "tool_name": "kucoin"}).metadata["service"] == "kucoin"
+    assert "service" not in ToolSpec.from_any(plain).metadata

@@ -3,7 +3,8 @@
 from pathlib import Path
 
 from guard.policy import DEFAULT_ACTIONS
-from guard.taxonomy import PAPER_CATEGORIES, Category
+from benchmarks.labels import PAPER_CATEGORIES
+from guard.taxonomy import Category
 
 DOC = (Path(__file__).parents[1] / "docs" / "taxonomy.md").read_text()
 

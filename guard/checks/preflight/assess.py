@@ -207,7 +207,7 @@ class _Vocabulary:
 
     ``words``: stems of every available tool's name, service and description, so that a name the
     user writes that only names a tool's service ("the Met Museum") says which tool, not what to
-    ask it. The service is the ToolBench-style ``tool_name`` a tool belongs to ("metmuseum"), kept
+    ask it. The service is the ``metadata["service"]`` a tool belongs to ("metmuseum"), kept
     both as words and written together, the way service names are ("Met Museum" is "metmuseum").
     ``parameters``: stems of every parameter name. ``members``: every enum member, normalised
     ("on Spotify" picks a platform)."""
@@ -219,7 +219,7 @@ class _Vocabulary:
 
 def _read_vocabulary(registry: ToolRegistry) -> _Vocabulary:
     specs = [s for s in registry if s.enabled]
-    services = [str(s.metadata.get("tool_name") or "") for s in specs]
+    services = [str(s.metadata.get("service") or "") for s in specs]
     text = " ".join([*(name_words(s.name) for s in specs), *(s.description or "" for s in specs), *map(name_words, services)])
     slots = [slot for spec in specs for slot in _slots(spec.parameters)]
     return _Vocabulary(
