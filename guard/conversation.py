@@ -15,6 +15,7 @@ from datetime import MAXYEAR, MINYEAR, datetime
 from functools import cached_property
 from typing import Any, Literal
 
+from guard.lexicon import MONTH_NUMBER, MONTH_PATTERN
 from guard.models import ToolCall
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -102,7 +103,7 @@ _DATE_IN_TEXT = re.compile(
     r"\b(\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?)\b"
 )
 _MONTH_DATE_IN_TEXT = re.compile(
-    r"\b(January|February|March|April|May|June|July|August|September|October|November|December)\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b",
+    rf"\b({MONTH_PATTERN})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b",
     re.IGNORECASE,
 )
 _YEAR_IN_TEXT = re.compile(r"current year is (\d{4})", re.IGNORECASE)
@@ -117,7 +118,7 @@ def _stated_date(text: str) -> datetime | None:
             pass
     if m := _MONTH_DATE_IN_TEXT.search(text):
         try:
-            return datetime.strptime(f"{m.group(1)} {m.group(2)} {m.group(3)}", "%B %d %Y")
+            return datetime(int(m.group(3)), MONTH_NUMBER[m.group(1).lower()], int(m.group(2)))
         except ValueError:
             pass
     if m := _YEAR_IN_TEXT.search(text):
