@@ -138,3 +138,13 @@ def test_the_middleware_logs_with_the_runs_thread_and_the_log_replays_as_logged(
     assert [(o["call_id"], o["outcome"]) for o in lines(path) if o["type"] == "outcome"] == [("c2", "ok")]
     report = replay([path], Policy.model_validate(FAST)).report
     assert report["decisions"] == 2 and report["changed"] == 0
+
+
+def test_otlp_sends_each_line_to_the_guard_decisions_logger(caplog: pytest.LogCaptureFixture) -> None:
+    guard = Guard(TOOLS, Policy.model_validate({"log": {"otlp": True}}))
+    with caplog.at_level("INFO", logger="guard.decisions"):
+        guard.check({"name": "search_flights", "args": {"from_city": "Berlin", "to_city": "Paris"}, "id": "c1"})
+        guard.check({"name": "search_flights", "args": {"from_city": "Oslo", "to_city": "Rome"}, "id": "c2"})
+    records = [json.loads(r.getMessage()) for r in caplog.records if r.name == "guard.decisions"]
+    assert [r["type"] for r in records] == ["tool", "toolset", "decision", "decision"]  # descriptions once per process
+    assert [r["call"]["id"] for r in records[2:]] == ["c1", "c2"]
