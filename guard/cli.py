@@ -8,6 +8,7 @@ turns an unexpected error into one line (exit 1) unless ``--debug`` is given.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -125,8 +126,9 @@ def serve(
         from guard.service import serve as run
     except ImportError as exc:
         raise _fail(str(exc), exc) from exc
-    if policy is not None:
-        _load(policy)  # every problem of the file, before anything starts
+    env_policy = os.environ.get("GUARD_POLICY")
+    if policy is not None or env_policy:
+        _load(policy or Path(env_policy))  # every problem of the file, before anything starts
     try:
         run(host=host, port=port, workers=workers, policy=policy, insecure=insecure)
     except (InsecureBindError, PolicyError, ImportError) as exc:

@@ -137,6 +137,14 @@ def test_a_bad_policy_given_to_serve_is_every_problem_and_exit_2(tmp_path: Path)
     assert "Traceback" not in result.output
 
 
+def test_a_bad_policy_in_guard_policy_is_refused_before_serve_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_text("budgets: {per_cal: 2}\n")
+    monkeypatch.setenv("GUARD_POLICY", str(path))
+    result = invoke("serve")
+    assert result.exit_code == 2 and "did you mean 'per_call'" in result.stderr and "listening" not in result.output
+
+
 def test_serve_help_names_its_options_and_environment() -> None:
     text = invoke("serve", "--help").output
     for word in ("--policy", "--host", "--port", "GUARD_API_TOKEN", "GUARD_POLICY", "GUARD_REDIS_URL", "OTEL_"):
