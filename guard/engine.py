@@ -14,7 +14,7 @@ from dataclasses import replace
 from importlib import import_module
 from typing import Any, Literal
 
-from guard import decision_log, render
+from guard import decision_log, render, scorer
 from guard.budgets import GuardState
 from guard.checks import CheckContext, action, arguments, availability, batch, grounding, placeholders, preflight, provenance, repetition
 from guard.checks.preflight import Preflight
@@ -297,6 +297,9 @@ class Guard:
         early = policy.checks.preflight.actions if stage == "preflight" else {}
         rated = [(f, self._rate(f, early, tool, approved)) for f in findings]
         action = max((a for _, a in rated), key=lambda a: a.severity, default=Action.ALLOW)
+        if policy.scorer.enabled and not action.runs:
+            rated = _scored(rated, policy)
+            action = max((a for _, a in rated), key=lambda a: a.severity, default=Action.ALLOW)
         if stage == "call" and action.runs and policy.override(tool).requires_approval and not approved:
             approval = Finding(
                 category=Category.APPROVAL_REQUIRED,
@@ -376,6 +379,22 @@ def _view(messages: Any, state: GuardState | None) -> tuple[Conversation, GuardS
     """What every entry point reads: the conversation view and the retries spent."""
     conversation = messages if isinstance(messages, Conversation) else Conversation.from_messages(messages)
     return conversation, state if state is not None else GuardState.from_conversation(conversation)
+
+
+def _scored(rated: list[tuple[Finding, Action]], policy: Policy) -> list[tuple[Finding, Action]]:
+    """The learned scorer's second opinion (``guard.scorer``): when every interrupting finding is
+    one of judgement and the scorer rates the decision's findings below its threshold, those
+    findings warn instead, with the score in their evidence."""
+    interrupting = [f for f, a in rated if not a.runs]
+    if not interrupting or not all(scorer.may_warn(f) for f in interrupting):
+        return rated
+    model = scorer.shipped()
+    threshold = model.threshold if policy.scorer.threshold is None else policy.scorer.threshold
+    p = model.probability(f for f, _ in rated)
+    if p >= threshold:
+        return rated
+    note = {"scorer": round(p, 4), "scorer_threshold": threshold}
+    return [(f.model_copy(update={"evidence": {**f.evidence, **note}}), Action.WARN) if not a.runs else (f, a) for f, a in rated]
 
 
 def _escalation_kind(findings: list[Finding]) -> str:

@@ -280,6 +280,19 @@ class EscalationConfig(_Strict):
     )
 
 
+class ScorerConfig(_Strict):
+    """The learned precision scorer (``guard.scorer``): off by default."""
+
+    enabled: bool = Field(
+        False,
+        description="an interrupt driven only by findings of judgement (unstated, placeholder or missing values, doubtful tool "
+        "choice) that the scorer rates below its threshold becomes warn",
+    )
+    threshold: float | None = Field(
+        None, ge=0, le=1, description="the scorer's threshold (default: the one trained with it, for <= 3% false interrupts on dev)"
+    )
+
+
 class Policy(_Strict):
     """A complete guard policy. Every field has a safe default, so ``Policy()`` is usable."""
 
@@ -299,6 +312,7 @@ class Policy(_Strict):
     budgets: Budgets = Budgets()
     backoff: Backoff = Backoff()
     checks: ChecksConfig = ChecksConfig()
+    scorer: ScorerConfig = ScorerConfig()
     tools: dict[str, ToolOverride] = Field(default_factory=dict)
     templates: Templates = Templates()
     escalation: EscalationConfig = EscalationConfig()
