@@ -254,6 +254,7 @@ def run_both(
 
         matcher = semantic_for(policy.checks.semantic)  # the model loads now: a missing extra fails before any run
     agents = AgentSource("reference")
+    _run_dev(modules, data, out / "dev", policy, agents, console)
     for mode in MODES[: 2 if semantic else 1]:
         folder = out / mode
         argv = ["guard", "bench", "run", "all", "--split", "test", "--data-dir", str(data), "--out", str(folder)]
@@ -271,6 +272,44 @@ def run_both(
         (folder / META).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
 
 
+def _run_dev(modules: dict[str, ModuleType], data: Path, folder: Path, policy: Any, agents: Any, console: Any) -> None:
+    """The dev split of every suite, rule-only, into ``folder``: what the rules report and the
+    learned scorer's comparison read beside the test run."""
+    from benchmarks.execute import run_suites
+
+    argv = ["guard", "bench", "run", "all", "--split", "dev", "--data-dir", str(data), "--out", str(folder)]
+    console.print(f"[bold]dev[/]: {shlex.join(argv)}")
+    run_suites("all", modules, data, "dev", policy, agents, folder, shlex.join(argv), console=console)
+
+
+def analysis_sections(out: Path) -> list[str]:
+    """The sections read from the case records: where each rule fires and the calibration of the
+    findings' confidence (dev and test, rule-only), the learned scorer against the hand policy,
+    and the transfer table when ``guard bench transfer all --out OUT/transfer`` has written one."""
+    lines: list[str] = []
+    dev, test = out / "dev", out / "rule"
+    if (dev / "cases.jsonl").is_file() and (test / "cases.jsonl").is_file():
+        from benchmarks import rules, scorer
+
+        lines += ["## Rules and calibration", "",
+                  f"`guard bench rules {dev} {test}` (rule-only runs of the dev and the test split).", "",
+                  rules.markdown(rules.report([dev, test])), ""]
+        try:
+            compared = scorer.experiment(list(rules.read_cases([dev])), list(rules.read_cases([test])))
+        except ImportError:  # scikit-learn is in the bench extra
+            compared = None
+        if compared:
+            lines += ["## Learned scorer against the hand-set policy", "",
+                      f"`python -m benchmarks.scorer {dev} {test}`: per suite, trained on the other suites' dev cases "
+                      "(the shipped `guard/data/scorer.json` is trained on all of them; policy `scorer.enabled` turns it on).", "",
+                      scorer.markdown(compared, scorer.MAX_FALSE_INTERRUPTS), ""]
+    transfer = out / "transfer" / "transfer.md"
+    if transfer.is_file():
+        lines += ["## Transfer", "", f"`guard bench transfer all --out {transfer.parent}`:", "",
+                  transfer.read_text(encoding="utf-8").strip(), ""]
+    return lines
+
+
 def write_page(out: Path, page: Path, *, semantic: bool, command: str, notes: Path = NOTES) -> str:
     """Render ``page`` from ``out/rule`` and ``out/semantic``; returns the text written."""
     rule, rule_meta = load_run(out / "rule")
@@ -283,6 +322,8 @@ def write_page(out: Path, page: Path, *, semantic: bool, command: str, notes: Pa
     runs = {m: meta for m, meta in (("rule", rule_meta), ("semantic", sem_meta)) if meta}
     text = render(rule, sem, figures=figures, notes=notes.read_text(encoding="utf-8") if notes.is_file() else "",
                   command=command, runs=runs, semantic_ran=semantic)
+    if extra := analysis_sections(out):
+        text = text.rstrip() + "\n\n" + "\n".join(extra).rstrip() + "\n"
     page.parent.mkdir(parents=True, exist_ok=True)
     page.write_text(text, encoding="utf-8")
     return text

@@ -118,3 +118,22 @@ def test_cli_from_runs_renders_without_running(tmp_path: Path):
 def test_cli_from_runs_without_runs_is_a_clean_error(tmp_path: Path):
     result = CliRunner().invoke(app, ["bench", "results", "--from-runs", "--out", str(tmp_path), "--page", str(tmp_path / "R.md")])
     assert result.exit_code == 2 and "run without --from-runs first" in result.output
+
+
+def test_the_page_adds_the_rules_the_learned_scorer_and_the_transfer_table_from_the_case_records(tmp_path):
+    from benchmarks.results_page import analysis_sections
+
+    finding = {"category": "ungrounded_value", "check": "grounding", "rule": "ungrounded", "confidence": 0.9}
+    for split, folder in (("dev", "dev"), ("test", "rule")):
+        (tmp_path / folder).mkdir()
+        cases = [{"suite": s, "split": split, "expected": {"label": label}, "flagged": flagged, "findings": [finding] if flagged else []}
+                 for s in ("a", "b") for label, flagged in (("ok", False), ("ok", True), ("missing_information", True))]
+        (tmp_path / folder / "cases.jsonl").write_text("\n".join(json.dumps(c) for c in cases), encoding="utf-8")
+    assert analysis_sections(tmp_path / "nowhere") == []
+    text = "\n".join(analysis_sections(tmp_path))
+    assert "## Rules and calibration" in text and "`grounding/ungrounded_value/ungrounded`" in text
+    assert "expected calibration error" in text and "## Learned scorer against the hand-set policy" in text
+    assert "## Transfer" not in text
+    (tmp_path / "transfer").mkdir()
+    (tmp_path / "transfer" / "transfer.md").write_text("| suite | base |\n|---|---|\n", encoding="utf-8")
+    assert "## Transfer" in "\n".join(analysis_sections(tmp_path))
