@@ -21,7 +21,12 @@ def replay_command(
         None, min=0, max=1, help="exit 1 when the share of calls newly interrupted (asked about) exceeds this: the CI gate"
     ),
 ) -> None:
-    """Re-decide every logged call under a new policy and write what would change (DIR/diff.json)."""
+    """Re-decide every logged call under a new policy and write what would change: DIR/diff.json,
+    DIR/report.html and DIR/run.json (docs/decision-log.md).
+
+    \b
+    Exit code: 0 done; 1 the share of newly interrupted calls is over --max-new-interrupts;
+    2 a policy that cannot be read, or a log that is not there."""
     from guard.policy import Policy, PolicyError
     from guard.replay import replay, write_outputs
 
