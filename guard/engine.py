@@ -107,7 +107,7 @@ class Guard:
         (``self.check`` unless an adapter wraps it, e.g. in a span)."""
         calls = [ToolCall.from_any(c) for c in calls]
         conversation, state = _view(messages, state)
-        shared = batch.duplicate_ids(calls)
+        shared = batch.duplicate_ids(calls) if self.policy.checks.duplicate_ids else {}
         check = check or self.check
         return [
             self.refuse(call, shared[i], state) if i in shared else check(call, conversation, state)

@@ -130,7 +130,7 @@ class GuardMiddleware(AgentMiddleware):
         call = for_the_guard(request.tool_call, injected)
         if _rewritten_outside(messages, request.tool_call):
             guard = self._reviewed(guard)
-        shared = _shared_id(messages, request.tool_call)
+        shared = _shared_id(messages, request.tool_call) if guard.policy.checks.duplicate_ids else None
         if shared is not None:
             return guard, guard.refuse(call, shared, budgets), conversation, budgets
         return guard, traced_check(guard, self.telemetry, call, conversation, budgets), conversation, budgets

@@ -237,6 +237,11 @@ class ChecksConfig(_Strict):
     grounding: GroundingConfig = GroundingConfig()
     repetition: RepetitionConfig = RepetitionConfig()
     unexpected_arguments: bool = True
+    duplicate_ids: bool = Field(
+        True,
+        description="refuse every call of a batch whose tool-call id another call of it shares (answers and approvals are "
+        "keyed by id); off: they are decided one by one, as ToolNode runs them, and an answer keyed by that id applies to each",
+    )
     preflight: PreflightConfig = PreflightConfig()
     semantic: SemanticConfig = SemanticConfig()
     judge: JudgeConfig = JudgeConfig()

@@ -136,6 +136,14 @@ def test_calls_sharing_an_id_get_feedback_and_none_runs(travel_tools, calls, mak
         assert record(msg)["categories"] == ["malformed_arguments"]
 
 
+@pytest.mark.parametrize("make", [node_agent, middleware_agent], ids=["node", "middleware"])
+def test_with_the_batch_check_off_calls_sharing_an_id_run_as_toolnode_runs_them(travel_tools, calls, make):
+    script = [ai_call("get_weather", {"city": "Oslo"}, "dup", ("get_weather", {"city": "Bergen"}, "dup"))]
+    agent = make(travel_tools, script, {**FAST, "checks": {"duplicate_ids": False}})
+    agent.invoke({"messages": [("user", "Weather in Oslo and in Bergen?")]}, {"configurable": {"thread_id": "dup-off"}})
+    assert sorted(args["city"] for _, args in calls.log) == ["Bergen", "Oslo"]
+
+
 def test_unique_ids_in_a_batch_are_not_refused(travel_tools, calls):
     script = [ai_call("get_weather", {"city": "Oslo"}, "a", ("get_weather", {"city": "Bergen"}, "b"))]
     agent = node_agent(travel_tools, script, FAST)

@@ -29,7 +29,8 @@ MODE = os.environ.get("GUARD_UPSTREAM_MODE", "control")
 def schema_only_policy() -> dict[str, Any]:
     """Every check off but schema validation (arguments against the tool's schema, malformed
     arguments, unknown tools: these keep their default action, send the model back), every other
-    category allowed, no repairs, no backoff retries, budgets out of reach."""
+    category allowed, no repairs, no backoff retries, budgets out of reach. The batch check (calls
+    that share an id) is a check of its own, off here; it is on by default."""
     from guard.taxonomy import SCHEMA_CATEGORIES, Category
 
     enforced = SCHEMA_CATEGORIES | {Category.MALFORMED_ARGUMENTS, Category.UNKNOWN_TOOL}
@@ -43,6 +44,7 @@ def schema_only_policy() -> dict[str, Any]:
         "backoff": {"max_attempts": 1},
         "checks": {
             "placeholders": False,
+            "duplicate_ids": False,
             "grounding": {"enabled": False},
             "repetition": {"max_identical_calls": 1000},
             "preflight": {"enabled": False},
