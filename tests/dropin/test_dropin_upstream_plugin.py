@@ -93,20 +93,28 @@ def test_the_plugin_swaps_the_guard_in_and_the_report_says_what_it_decided(tmp_p
             call = {"name": "add", "args": {"a": 1, "b": 2}, "id": "c1", "type": "tool_call"}
             assert [m.content for m in run([call, call])] == ["3", "3"]
     '''))
-    report = tmp_path / "report.xml"
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(p for p in (str(UPSTREAM), os.environ.get("PYTHONPATH")) if p),
-        "GUARD_UPSTREAM_SUITE": "langgraph",
-        "GUARD_UPSTREAM_MODE": "enforce",
-    }
-    subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "guard_upstream_swap", "-p", "no:cacheprovider", "-o", "addopts=",
-         "--rootdir", str(tmp_path), "--junitxml", str(report), str(tmp_path / "test_upstream_like.py")],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False,
-    )
-    result = _runner().junit(report)
-    assert result.passed == 1
-    (failed,) = result.failed
-    assert failed.endswith("::test_two_calls_with_one_id_run_as_in_toolnode")  # the guard refuses the batch
-    assert result.decisions == {failed: "retry[malformed_arguments]"}
+    def run_mode(mode):
+        report = tmp_path / f"report-{mode}.xml"
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(p for p in (str(UPSTREAM), os.environ.get("PYTHONPATH")) if p),
+            "GUARD_UPSTREAM_SUITE": "langgraph",
+            "GUARD_UPSTREAM_MODE": mode,
+        }
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "guard_upstream_swap", "-p", "no:cacheprovider", "-o", "addopts=",
+             "--rootdir", str(tmp_path), "--junitxml", str(report), str(tmp_path / "test_upstream_like.py")],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False,
+        )
+        assert report.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
+        return _runner().junit(report)
+
+    # schema-only: the batch check on shared ids is off, so both tests pass as on ToolNode
+    enforce = run_mode("enforce")
+    assert (enforce.passed, enforce.failed) == (2, set())
+    # the default policy refuses a batch whose calls share an id, and the report names the decision
+    default = run_mode("default")
+    assert default.passed == 1
+    (failed,) = default.failed
+    assert failed.endswith("::test_two_calls_with_one_id_run_as_in_toolnode")
+    assert default.decisions == {failed: "retry[malformed_arguments]"}
