@@ -24,7 +24,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from benchmarks.cases import Case
+from guard_bench.cases import Case
 
 FINAL_TEXT = "(the agent stops here)"
 #: Marks the turns a scripted agent played, so the dialogue's own earlier AI turns are not counted.

@@ -12,7 +12,7 @@ optimum (two knobs that trade off, such as ``relevance_floor`` and ``min_part_re
 each tuned given the other), but it is cheap and each choice is explained by one curve.
 
 A point is scored by micro-averaged precision, recall and F1 over the knob's labels
-(``benchmarks.metrics.confusion``) and the false-alarm rate on clean cases. The chosen value is the
+(``guard_bench.metrics.confusion``) and the false-alarm rate on clean cases. The chosen value is the
 best F1 among the points whose false-alarm rate is within ``max_false_alarms`` (when no point is,
 the lowest false-alarm rate); ties go to fewer false alarms, then to the value nearest the base
 policy's (no move without evidence). A knob whose labels no dev case carries is not swept: there is
@@ -31,15 +31,15 @@ from typing import Any
 
 import yaml
 
-from benchmarks import labels
-from benchmarks.agents import AgentSource
-from benchmarks.cases import Case
-from benchmarks.execute import missing_text, select_cases
-from benchmarks.metrics import confusion, false_alarm_rate, ratio
-from benchmarks.report import write_json
-from benchmarks.runner import CaseResult, run_cases
-from benchmarks.suites import SUITES
-from benchmarks.suites import suite as load_suite
+from guard_bench import labels
+from guard_bench.agents import AgentSource
+from guard_bench.cases import Case
+from guard_bench.execute import missing_text, select_cases
+from guard_bench.metrics import confusion, false_alarm_rate, ratio
+from guard_bench.report import write_json
+from guard_bench.runner import CaseResult, run_cases
+from guard_bench.suites import SUITES
+from guard_bench.suites import suite as load_suite
 from guard.policy import Policy
 
 TOOL_PROBLEM = (labels.NO_SUITABLE_TOOL, labels.UNAVAILABLE_TOOL)

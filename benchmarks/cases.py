@@ -32,7 +32,7 @@ class Expected(BaseModel):
     """What a perfect guard concludes about the case.
 
     ``label`` is ``"ok"`` (nothing wrong: the call should run) or a benchmark label
-    (``benchmarks.labels``); ``params``, ``tool`` and ``values`` say what the label is about.
+    (``guard_bench.labels``); ``params``, ``tool`` and ``values`` say what the label is about.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -69,7 +69,7 @@ class Case(BaseModel):
 
     ``family`` names the source the case derives from (a Fail-TaLMs original query, an ACEBench
     question, an API-Bank dialogue...); the split hashes it, so all of a source's variants share a
-    side. Loaders set it (``benchmarks.families.assign`` also joins cases whose user turns say the
+    side. Loaders set it (``guard_bench.families.assign`` also joins cases whose user turns say the
     same words); left empty it is the case id.
     """
 

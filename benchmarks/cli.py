@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-from benchmarks.suites import SUITES
+from guard_bench.suites import SUITES
 
 app = typer.Typer(help="Replay tool-use error datasets through the guarded graph.", no_args_is_help=True)
 
@@ -24,7 +24,7 @@ def default_data_dir() -> Path:
     ``../shared/datasets`` when it exists (from the working folder or beside the project); else
     the folder ``guard bench fetch`` writes to by default, when it holds any suite's files; else the
     bundled samples."""
-    from benchmarks import fetch
+    from guard_bench import fetch
 
     if os.environ.get(fetch.DATA_DIR_ENV):
         return fetch.default_dest()
@@ -56,7 +56,7 @@ def fetch(
     from rich.markup import escape
     from rich.progress import Progress
 
-    from benchmarks import fetch as fetch_mod
+    from guard_bench import fetch as fetch_mod
 
     console = Console(stderr=True)
     names = suites or ["all"]
@@ -113,7 +113,7 @@ def _check_suites(names: list[str]) -> None:
     """Exit 2 with the suite list and a did-you-mean for a name that is no suite."""
     import difflib
 
-    from benchmarks.suites import SUITES
+    from guard_bench.suites import SUITES
 
     for name in names:
         if name != "all" and name not in SUITES:
@@ -140,10 +140,10 @@ def run(
     from rich.console import Console
     from rich.markup import escape
 
-    from benchmarks.agents import AgentSource
-    from benchmarks.execute import SPLITS, run_suites
-    from benchmarks.suites import SUITES
-    from benchmarks.suites import suite as load_suite
+    from guard_bench.agents import AgentSource
+    from guard_bench.execute import SPLITS, run_suites
+    from guard_bench.suites import SUITES
+    from guard_bench.suites import suite as load_suite
     from guard.policy import Policy, PolicyError
 
     console = Console(stderr=True)
@@ -202,7 +202,7 @@ def calibrate(
     max_false_alarms: float | None = typer.Option(None, min=0, max=1, help="ceiling on the false-alarm rate on clean cases"),
 ) -> None:
     """Sweep the policy's thresholds on the dev split, one at a time, and write the best into a policy file."""
-    from benchmarks.calibrate import calibrate as sweep_thresholds
+    from guard_bench.calibrate import calibrate as sweep_thresholds
     from guard.policy import PolicyError
 
     _check_suites([suite])
@@ -230,9 +230,9 @@ def transfer(
     out: Path = typer.Option(Path("bench-out/transfer"), help="folder for transfer.json and transfer.md"),
 ) -> None:
     """Calibrate the thresholds on every OTHER suite's dev split and measure them on SUITE's test split."""
-    from benchmarks import transfer as transfer_mod
-    from benchmarks.suites import SUITES
-    from benchmarks.suites import suite as load_suite
+    from guard_bench import transfer as transfer_mod
+    from guard_bench.suites import SUITES
+    from guard_bench.suites import suite as load_suite
     from guard.policy import Policy, PolicyError
 
     _check_suites([suite])
@@ -266,9 +266,9 @@ def results(
     """Run every suite's test split rule-only and with --semantic, then regenerate RESULTS.md from both."""
     from rich.console import Console
 
-    from benchmarks import results_page
-    from benchmarks.suites import SUITES
-    from benchmarks.suites import suite as load_suite
+    from guard_bench import results_page
+    from guard_bench.suites import SUITES
+    from guard_bench.suites import suite as load_suite
     from guard.policy import PolicyError
 
     console = Console(stderr=True)
@@ -295,7 +295,7 @@ def compare(
     max_drop: float = typer.Option(0.01, help="largest allowed drop of any precision or recall"),
 ) -> None:
     """Print a Markdown diff per label; exit 1 when a precision or recall drops by more than --max-drop."""
-    from benchmarks.compare import compare as diff
+    from guard_bench.compare import compare as diff
 
     try:
         a, b = (json.loads(p.read_text(encoding="utf-8")) for p in (old, new))
@@ -316,7 +316,7 @@ def rules(
     out: Path | None = typer.Option(None, help="also write FILE.json and FILE.md (default: print the Markdown only)"),
 ) -> None:
     """Where each rule fires (clean cases, interrupts, positives) per split, and the calibration of the findings' confidence."""
-    from benchmarks.rules import markdown, report
+    from guard_bench.rules import markdown, report
 
     try:
         rep = report(runs)

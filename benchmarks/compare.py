@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.report import suites_of
+from guard_bench.report import suites_of
 
 
 def compare(old: dict[str, Any], new: dict[str, Any], max_drop: float = 0.01) -> tuple[str, list[str]]:

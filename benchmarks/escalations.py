@@ -7,7 +7,7 @@ the service (``create_app``, through Starlette's TestClient, in process) answers
 ``--samples`` ``POST /v1/escalations/{id}/resolve``. Prints the median and mean milliseconds per
 request. Escalation create/resolve should cost the same at either backlog.
 
-    python -m benchmarks.escalations [--backlogs 100 1500] [--samples 100]
+    python -m guard_bench.escalations [--backlogs 100 1500] [--samples 100]
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 from prometheus_client import CollectorRegistry
 
-from benchmarks.throughput import RedisServer
+from guard_bench.throughput import RedisServer
 from guard.policy import Policy
 from guard.service import create_app
 from guard.state import Escalation, MemoryStore, ResilientStore, StateStore

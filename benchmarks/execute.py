@@ -17,11 +17,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress
 
-from benchmarks import html_report, report
-from benchmarks.cli import SAMPLES
-from benchmarks.agents import AgentSource
-from benchmarks.cases import Loaded
-from benchmarks.runner import CaseResult, judge_off, run_cases
+from guard_bench import html_report, report
+from guard_bench.cli import SAMPLES
+from guard_bench.agents import AgentSource
+from guard_bench.cases import Loaded
+from guard_bench.runner import CaseResult, judge_off, run_cases
 from guard.policy import Policy
 
 SPLITS = ("dev", "test", "all")
@@ -130,7 +130,7 @@ def clean_out(out: Path) -> None:
 
 def _say_incomplete(name: str, data: Path, console: Console) -> None:
     """A line per source of the suite that is only partly in ``data`` (its figures would cover fewer cases)."""
-    from benchmarks.fetch import incomplete
+    from guard_bench.fetch import incomplete
 
     try:
         partial = incomplete(name, data)
@@ -145,7 +145,7 @@ def _say_incomplete(name: str, data: Path, console: Console) -> None:
 
 def missing_text(name: str, data: Path) -> str:
     """Why a suite is skipped: the files its loader expected under ``data``, and the command that gets them."""
-    from benchmarks.fetch import SUITE_NEEDS
+    from guard_bench.fetch import SUITE_NEEDS
 
     needs = ", ".join(SUITE_NEEDS.get(name, ()))
     return f"its data files are not in {data} (expected: {needs}); get them with: guard bench fetch {name} --dest {data}"

@@ -19,7 +19,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from benchmarks.cases import Case
+from guard_bench.cases import Case
 
 _NON_WORD = re.compile(r"[\W_]+")
 
@@ -103,8 +103,8 @@ def split_report(cases: Sequence[Case]) -> dict[str, Any]:
 
 def report_lines(data_dir: Any, names: Iterable[str] | None = None) -> list[str]:
     """A Markdown table of ``split_report`` per suite with data in ``data_dir`` (and the records its
-    loader skipped): ``python -m benchmarks.families [DATA_DIR]``."""
-    from benchmarks.suites import SUITES, suite
+    loader skipped): ``python -m guard_bench.families [DATA_DIR]``."""
+    from guard_bench.suites import SUITES, suite
 
     lines = ["| suite | cases | families | dev / test cases | largest family | test queries said in dev | skipped records |",
              "|---|---|---|---|---|---|---|"]
@@ -123,6 +123,6 @@ def report_lines(data_dir: Any, names: Iterable[str] | None = None) -> list[str]
 if __name__ == "__main__":  # pragma: no cover - a one-off count over a data folder
     import sys
 
-    from benchmarks.cli import default_data_dir
+    from guard_bench.cli import default_data_dir
 
     print("\n".join(report_lines(sys.argv[1] if len(sys.argv) > 1 else default_data_dir())))

@@ -12,7 +12,7 @@ destination as the loaders read them (the same layout as ``docs/datasets.md``).
 ``URL/codeload/OWNER/REPO/tar.gz/REV`` and files from ``URL/raw/OWNER/REPO/REV/PATH``. The tests
 serve archives and files built from the bundled samples that way, on a loopback port.
 
-The lock is made from a local copy of the upstream files with ``python -m benchmarks.fetch lock
+The lock is made from a local copy of the upstream files with ``python -m guard_bench.fetch lock
 DIR`` (DIR laid out as the destination is).
 """
 
@@ -375,7 +375,7 @@ def make_lock(root: Path, sources: Iterable[Source] | None = None) -> dict[str, 
         out[source.key] = {"repo": source.repo, "revision": source.revision, "upstream": source.upstream,
                            "bytes": sum((folder / f).stat().st_size for f in files),
                            "files": {f: sha256_file(folder / f) for f in files}}
-    return {"about": "sha256 of every file each source brings in; made with python -m benchmarks.fetch lock DIR",
+    return {"about": "sha256 of every file each source brings in; made with python -m guard_bench.fetch lock DIR",
             "sources": out}
 
 
@@ -384,7 +384,7 @@ def main(argv: list[str] | None = None) -> None:
 
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 2 or args[0] != "lock":
-        raise SystemExit("usage: python -m benchmarks.fetch lock DIR   (DIR laid out as guard bench fetch writes it)")
+        raise SystemExit("usage: python -m guard_bench.fetch lock DIR   (DIR laid out as guard bench fetch writes it)")
     lock = make_lock(Path(args[1]))
     LOCK_FILE.write_text(json.dumps(lock, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(f"wrote {LOCK_FILE}: " + ", ".join(f"{k} ({len(v['files'])} files)" for k, v in lock["sources"].items()))

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from html import escape
 from typing import Any
 
-from benchmarks.report import suites_of
+from guard_bench.report import suites_of
 from guard.replay.report import _CSS
 
 #: Confidence bins of the calibration table (lower bounds; the last bin includes 1.0).

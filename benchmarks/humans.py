@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.cases import Human
+from guard_bench.cases import Human
 
 DONT_KNOW = "I don't know."
 

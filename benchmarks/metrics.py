@@ -27,7 +27,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from benchmarks.labels import LABELS, OK
+from guard_bench.labels import LABELS, OK
 
 #: The two-sided 95% normal quantile.
 Z95 = 1.959963984540054

@@ -34,7 +34,7 @@ from langchain_core.tools import StructuredTool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 
-from benchmarks.metrics import percentiles
+from guard_bench.metrics import percentiles
 from guard.conversation import Conversation
 from guard.engine import Guard
 from guard.node import GuardedToolNode

@@ -2,7 +2,7 @@
 
 ``results.json`` is the contract other tools read (``guard bench compare``, CI gates); its keys are
 fixed: suite, split, n_cases, n_families, policy {name, sha256}, categories (each with ``ci95`` of
-precision, recall and F1), false_interrupt_rate {value, k, n, ci95} (``benchmarks.metrics``: retry,
+precision, recall and F1), false_interrupt_rate {value, k, n, ci95} (``guard_bench.metrics``: retry,
 ask_human or block on a clean case), paper_metrics, paper_ci95 (per paper metric: ci95 [lo, hi],
 method wilson|bootstrap, and k, n for a share), skipped_records {total, reasons} (records the loader
 could not read), recovery, latency_ms, judge ("off", or what the optional LLM judge was asked and
@@ -18,9 +18,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from benchmarks import glossary
-from benchmarks.metrics import confusion, figure_intervals, percentiles, summary
-from benchmarks.suites import PaperFigure
+from guard_bench import glossary
+from guard_bench.metrics import confusion, figure_intervals, percentiles, summary
+from guard_bench.suites import PaperFigure
 from guard.policy import Policy
 
 

@@ -1,7 +1,7 @@
 """``guard bench results``: regenerate ``benchmarks/RESULTS.md`` from two runs of the test split.
 
 The page used to be written by hand, so its figures drifted from the code. Now one command runs
-every available suite's test split twice through ``benchmarks.execute.run_suites`` (the code path of
+every available suite's test split twice through ``guard_bench.execute.run_suites`` (the code path of
 ``guard bench run``): rule-only into ``OUT/rule`` and with the embedding checks into
 ``OUT/semantic``, and renders the page from the two ``results.json`` files. Per suite, a table puts
 the guard's figures (rule / semantic) beside the papers' (each suite's ``PAPER``) and the project's
@@ -25,8 +25,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from benchmarks.report import false_interrupt_text, fmt_ci, skipped_text, suites_of
-from benchmarks.suites import SUITES, PaperFigure
+from guard_bench.report import false_interrupt_text, fmt_ci, skipped_text, suites_of
+from guard_bench.suites import SUITES, PaperFigure
 
 HERE = Path(__file__).parent
 PAGE = HERE / "RESULTS.md"
@@ -183,7 +183,7 @@ def render(
     split = (rule or semantic or {}).get("split", "test")
     lines += [f"- policy `{policy['name']}`, sha256 `{policy['sha256'][:16]}…`; split: {split}; agent: the reference agent", ""]
     if any(((run or {}).get("data") or {}).get("bundled_samples") for run in (rule, semantic)):
-        from benchmarks.report import SAMPLES_BANNER
+        from guard_bench.report import SAMPLES_BANNER
 
         lines[1:1] = ["", f"> {SAMPLES_BANNER}"]
     if sections.get(""):
@@ -243,8 +243,8 @@ def run_both(
     """The test split of every suite, rule-only into ``out/rule`` and (``semantic``) with the
     embedding checks into ``out/semantic``, each with a ``run-meta.json`` (command, date, machine,
     wall time)."""
-    from benchmarks.agents import AgentSource
-    from benchmarks.execute import run_suites
+    from guard_bench.agents import AgentSource
+    from guard_bench.execute import run_suites
     from guard.policy import Policy
 
     policy = Policy.from_yaml(policy_path) if policy_path else Policy()
@@ -275,7 +275,7 @@ def run_both(
 def _run_dev(modules: dict[str, ModuleType], data: Path, folder: Path, policy: Any, agents: Any, console: Any) -> None:
     """The dev split of every suite, rule-only, into ``folder``: what the rules report and the
     learned scorer's comparison read beside the test run."""
-    from benchmarks.execute import run_suites
+    from guard_bench.execute import run_suites
 
     argv = ["guard", "bench", "run", "all", "--split", "dev", "--data-dir", str(data), "--out", str(folder)]
     console.print(f"[bold]dev[/]: {shlex.join(argv)}")
@@ -289,7 +289,7 @@ def analysis_sections(out: Path) -> list[str]:
     lines: list[str] = []
     dev, test = out / "dev", out / "rule"
     if (dev / "cases.jsonl").is_file() and (test / "cases.jsonl").is_file():
-        from benchmarks import rules, scorer
+        from guard_bench import rules, scorer
 
         lines += ["## Rules and calibration", "",
                   f"`guard bench rules {dev} {test}` (rule-only runs of the dev and the test split).", "",
@@ -300,7 +300,7 @@ def analysis_sections(out: Path) -> list[str]:
             compared = None
         if compared:
             lines += ["## Learned scorer against the hand-set policy", "",
-                      f"`python -m benchmarks.scorer {dev} {test}`: per suite, trained on the other suites' dev cases "
+                      f"`python -m guard_bench.scorer {dev} {test}`: per suite, trained on the other suites' dev cases "
                       "(the shipped `guard/data/scorer.json` is trained on all of them; policy `scorer.enabled` turns it on).", "",
                       scorer.markdown(compared, scorer.MAX_FALSE_INTERRUPTS), ""]
     transfer = out / "transfer" / "transfer.md"
@@ -316,7 +316,7 @@ def write_page(out: Path, page: Path, *, semantic: bool, command: str, notes: Pa
     sem, sem_meta = load_run(out / "semantic") if semantic else (None, {})
     if rule is None and sem is None:
         raise FileNotFoundError(f"no results.json under {out / 'rule'} or {out / 'semantic'}: run without --from-runs first")
-    from benchmarks.suites import suite as load_suite
+    from guard_bench.suites import suite as load_suite
 
     figures = {n: load_suite(n).PAPER for n in SUITES}
     runs = {m: meta for m, meta in (("rule", rule_meta), ("semantic", sem_meta)) if meta}

@@ -26,8 +26,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.labels import OK, label_of
-from benchmarks.metrics import wilson
+from guard_bench.labels import OK, label_of
+from guard_bench.metrics import wilson
 
 SPLITS = ("dev", "test")
 

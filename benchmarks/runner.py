@@ -17,12 +17,12 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
-from benchmarks.agents import AgentSource, ai_turn
-from benchmarks.cases import Case
-from benchmarks.humans import SimulatedHuman
-from benchmarks.labels import labels_of
-from benchmarks.tools import ToolBox
-from graphs.agent import build_guarded_agent
+from guard_bench.agents import AgentSource, ai_turn
+from guard_bench.cases import Case
+from guard_bench.humans import SimulatedHuman
+from guard_bench.labels import labels_of
+from guard_bench.tools import ToolBox
+from guard_graphs.agent import build_guarded_agent
 from guard.engine import Guard
 from guard.models import Decision, canonical_json
 from guard.policy import Policy

@@ -1,6 +1,6 @@
 """Would a learned scorer interrupt better than the hand-set policy? An experiment, by one command.
 
-``python -m benchmarks.scorer DEV_RUN TEST_RUN`` reads the ``cases.jsonl`` of a dev run and of a
+``python -m guard_bench.scorer DEV_RUN TEST_RUN`` reads the ``cases.jsonl`` of a dev run and of a
 test run (``guard bench run all --split dev|test``) and compares, per suite, two ways of deciding
 whether to interrupt a case from the findings of the guard's first decision:
 
@@ -25,9 +25,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.labels import OK
-from benchmarks.metrics import wilson
-from benchmarks.rules import read_cases, rule_key
+from guard_bench.labels import OK
+from guard_bench.metrics import wilson
+from guard_bench.rules import read_cases, rule_key
 
 MAX_FALSE_INTERRUPTS = 0.03
 
@@ -142,7 +142,7 @@ def markdown(result: Mapping[str, Any], ceiling: float) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.scorer", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m guard_bench.scorer", description=__doc__.split("\n\n")[0])
     parser.add_argument("dev", type=Path, help="a dev run folder (cases.jsonl)")
     parser.add_argument("test", type=Path, nargs="?", help="a test run folder (cases.jsonl): compare on it")
     parser.add_argument("--max-false-interrupts", type=float, default=MAX_FALSE_INTERRUPTS)

@@ -5,7 +5,7 @@ A suite module in ``benchmarks/datasets/`` exposes:
 - ``NAME``: the suite name used on the command line;
 - ``available(data_dir) -> bool``: whether its data files are in ``data_dir`` (absent: skipped);
 - ``load(data_dir) -> Loaded``: every case, both splits, each with its ``family`` (its source: the
-  split hashes it, ``benchmarks.families``), and ``skipped``: the records it could not read, by
+  split hashes it, ``guard_bench.families``), and ``skipped``: the records it could not read, by
   reason (a loader skips and counts a malformed record, never stops);
 - ``paper_metrics(results) -> dict[str, float]``: the paper-compatible figures (fractions; a share
   of counts made with ``metrics.ratio`` keeps its counts for its Wilson interval, any other figure
@@ -21,14 +21,14 @@ from types import ModuleType
 
 #: Suite name -> module, in the order ``all`` runs them.
 SUITES: dict[str, str] = {
-    "acebench": "benchmarks.datasets.acebench",
-    "fail-talms": "benchmarks.datasets.fail_talms",
-    "api-bank-ict": "benchmarks.datasets.api_bank_ict",
-    "critictool": "benchmarks.datasets.critictool",
-    "reflectool": "benchmarks.datasets.reflectool",
-    "bfcl": "benchmarks.datasets.bfcl",
-    "tool-reflection": "benchmarks.datasets.tool_reflection",
-    "tool-reflection-rebuilt": "benchmarks.datasets.tool_reflection_rebuilt",
+    "acebench": "guard_bench.datasets.acebench",
+    "fail-talms": "guard_bench.datasets.fail_talms",
+    "api-bank-ict": "guard_bench.datasets.api_bank_ict",
+    "critictool": "guard_bench.datasets.critictool",
+    "reflectool": "guard_bench.datasets.reflectool",
+    "bfcl": "guard_bench.datasets.bfcl",
+    "tool-reflection": "guard_bench.datasets.tool_reflection",
+    "tool-reflection-rebuilt": "guard_bench.datasets.tool_reflection_rebuilt",
 }
 
 

@@ -44,7 +44,7 @@ from typing import Any
 
 import httpx
 
-from benchmarks.metrics import percentiles
+from guard_bench.metrics import percentiles
 from guard.budgets import GuardState
 from guard.conversation import Conversation
 from guard.engine import Guard

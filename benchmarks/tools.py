@@ -15,7 +15,7 @@ from typing import Any
 
 from langchain_core.tools import StructuredTool
 
-from benchmarks.cases import Case, ToolError
+from guard_bench.cases import Case, ToolError
 from guard.registry import ToolRegistry, ToolSpec
 
 

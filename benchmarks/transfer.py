@@ -4,7 +4,7 @@ suite's test split.
 A threshold tuned on a suite's own dev split can still fit that suite's wording, tools and
 annotators, which its test split shares. Transfer asks the harder question a deployment faces: with
 thresholds chosen on *other* data, what does the guard score here? Per target suite, the
-coordinate-wise sweep of ``benchmarks.calibrate`` runs on the dev cases of every other suite with
+coordinate-wise sweep of ``guard_bench.calibrate`` runs on the dev cases of every other suite with
 data (never a case of the target), and the policy it keeps is run on the target's test split, beside
 the base policy (and, with ``own``, the policy calibrated on the target's own dev split). Every
 figure carries its 95% interval and the false-interrupt rate sits beside the recalls.
@@ -20,15 +20,15 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.agents import AgentSource
-from benchmarks.calibrate import KNOBS, sweep, value_at
-from benchmarks.cases import Case
-from benchmarks.execute import missing_text, select_cases
-from benchmarks.metrics import false_interrupts, figure_intervals
-from benchmarks.report import fmt_ci, write_json
-from benchmarks.runner import run_cases
-from benchmarks.suites import SUITES
-from benchmarks.suites import suite as load_suite
+from guard_bench.agents import AgentSource
+from guard_bench.calibrate import KNOBS, sweep, value_at
+from guard_bench.cases import Case
+from guard_bench.execute import missing_text, select_cases
+from guard_bench.metrics import false_interrupts, figure_intervals
+from guard_bench.report import fmt_ci, write_json
+from guard_bench.runner import run_cases
+from guard_bench.suites import SUITES
+from guard_bench.suites import suite as load_suite
 from guard.policy import Policy
 
 #: Column order of the table: the base policy, calibrated on the suite's own dev split, on the others'.

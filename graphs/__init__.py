@@ -1,5 +1,5 @@
 """Ready-made agent graphs with the guard in place of ``ToolNode``."""
 
-from graphs.agent import build_guarded_agent
+from guard_graphs.agent import build_guarded_agent
 
 __all__ = ["build_guarded_agent"]

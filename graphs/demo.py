@@ -18,7 +18,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from graphs.agent import build_guarded_agent
+from guard_graphs.agent import build_guarded_agent
 
 SYSTEM = "You are a travel assistant. Today is 2021-09-27."
 USER = "I'm Ada Lovelace. Find me a flight from Berlin to Paris tomorrow for 2 people, book the first one, and tell me the weather in Paris."

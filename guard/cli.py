@@ -16,7 +16,7 @@ from typing import Any
 import typer
 import yaml
 
-from benchmarks.cli import app as bench_app
+from guard_bench.cli import app as bench_app
 from guard.policy import Policy, PolicyError
 from guard.replay.cli import replay_command
 
@@ -89,7 +89,7 @@ def _fail(message: str, exc: BaseException | None = None, code: int = 2) -> type
 @app.command()
 def demo() -> None:
     """Run a scripted agent offline and print what the guard did at each step."""
-    from graphs.demo import print_demo, run_demo
+    from guard_graphs.demo import print_demo, run_demo
 
     print_demo(run_demo())
 

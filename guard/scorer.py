@@ -4,7 +4,7 @@ The checks' findings each come with a confidence, and the policy maps category x
 action. Measured on the benchmark's clean calls, that hand-set mapping interrupts 6-10% of correct
 work. The scorer is a logistic regression over the same findings (per rule, the highest confidence
 of its findings; and how many there are), trained by one command on the dev splits of every suite
-(``python -m benchmarks.scorer DEV_RUN --train guard/data/scorer.json``), with its threshold set
+(``python -m guard_bench.scorer DEV_RUN --train guard/data/scorer.json``), with its threshold set
 there for at most 3% false interrupts on each suite. The weights are a small JSON file.
 
 When enabled, a decision that would interrupt (retry, ask the human, block) only because of

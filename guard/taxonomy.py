@@ -1,7 +1,7 @@
 """The one taxonomy of findings and actions.
 
 Every check emits findings in these categories; the policy maps categories to actions. The papers
-behind the benchmark name their own error classes; ``benchmarks.labels.PAPER_CATEGORIES`` maps each
+behind the benchmark name their own error classes; ``guard_bench.labels.PAPER_CATEGORIES`` maps each
 of them to a category (the table is rendered in ``docs/taxonomy.md``).
 """
 

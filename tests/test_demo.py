@@ -2,7 +2,7 @@
 
 from typer.testing import CliRunner
 
-from graphs.demo import run_demo
+from guard_graphs.demo import run_demo
 from guard.cli import app
 
 

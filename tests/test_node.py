@@ -12,7 +12,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.types import Command
 
-from graphs import build_guarded_agent
+from guard_graphs import build_guarded_agent
 from guard import GuardedToolNode
 from tests.support import FAST, ai_call, record, scripted, tool_messages
 

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from guard.policy import DEFAULT_ACTIONS
-from benchmarks.labels import PAPER_CATEGORIES
+from guard_bench.labels import PAPER_CATEGORIES
 from guard.taxonomy import Category
 
 DOC = (Path(__file__).parents[1] / "docs" / "taxonomy.md").read_text()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import throughput
+from guard_bench import throughput
 
 
 def test_throughput_runs_every_cell(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,4 +1,4 @@
-"""One loader module per dataset (see ``benchmarks.suites`` for what each exposes)."""
+"""One loader module per dataset (see ``guard_bench.suites`` for what each exposes)."""
 
 from __future__ import annotations
 

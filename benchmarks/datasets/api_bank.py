@@ -27,9 +27,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from benchmarks import families
-from benchmarks.cases import Case, Loaded
-from benchmarks.datasets import read_jsonl, skipping
+from guard_bench import families
+from guard_bench.cases import Case, Loaded
+from guard_bench.datasets import read_jsonl, skipping
 from guard.registry import ToolSpec, name_words
 
 LEVEL1 = Path("api-bank") / "test-data" / "level-1-api.json"
@@ -378,7 +378,7 @@ class Built:
         self.skipped.setdefault(reason, []).append(case_id)
 
     def loaded(self) -> Loaded:
-        """The cases, joined into families (``benchmarks.families.assign``), with the unreadable count."""
+        """The cases, joined into families (``guard_bench.families.assign``), with the unreadable count."""
         families.assign(self.cases)
         return Loaded(self.cases, self.unreadable)
 

@@ -35,7 +35,7 @@ Beyond the paper: records whose expected request does not fit its own API descri
 argument the API lacks, a described one left out: 16 records) are left out, as the paper kept only
 tool-callable dialogues; API-Bank writes every value as a string, so requests are cast to the
 described types. A variant, its original and every record of the same dialogue share a family, so
-one side of the split (``benchmarks.families``); the balanced sets are approximated by all originals
+one side of the split (``guard_bench.families``); the balanced sets are approximated by all originals
 of a split plus its variants.
 """
 
@@ -44,11 +44,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchmarks import labels
-from benchmarks.cases import Case, Expected, Human, Loaded
-from benchmarks.datasets import api_bank, skipping
-from benchmarks.metrics import binary, ratio
-from benchmarks.suites import PaperFigure
+from guard_bench import labels
+from guard_bench.cases import Case, Expected, Human, Loaded
+from guard_bench.datasets import api_bank, skipping
+from guard_bench.metrics import binary, ratio
+from guard_bench.suites import PaperFigure
 
 NAME = "api-bank-ict"
 ORIGINAL, REPLACEMENT, REMOVAL = "original", "replacement", "removal"

@@ -32,11 +32,11 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from benchmarks import families, labels
-from benchmarks.cases import Case, Expected, Human, Loaded
-from benchmarks.datasets import read_jsonl, skipping
-from benchmarks.metrics import ratio
-from benchmarks.suites import PaperFigure
+from guard_bench import families, labels
+from guard_bench.cases import Case, Expected, Human, Loaded
+from guard_bench.datasets import read_jsonl, skipping
+from guard_bench.metrics import ratio
+from guard_bench.suites import PaperFigure
 
 NAME = "bfcl"
 IRRELEVANCE, LIVE_IRRELEVANCE = "irrelevance", "live_irrelevance"
@@ -177,7 +177,7 @@ def _class_docs(classes: list[str], folder: Path) -> list[dict[str, Any]] | None
 
 
 def _stub(name: str) -> str:
-    """What the simulated tools answer without a recorded result (``benchmarks.tools``)."""
+    """What the simulated tools answer without a recorded result (``guard_bench.tools``)."""
     return json.dumps({"status": "ok", "tool": name})
 
 

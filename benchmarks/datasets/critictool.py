@@ -79,11 +79,11 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from benchmarks import families, labels
-from benchmarks.cases import Case, Expected, Human, Loaded, ToolError
-from benchmarks.datasets import acebench, api_bank, skipping, value_kind
-from benchmarks.metrics import ratio
-from benchmarks.suites import PaperFigure
+from guard_bench import families, labels
+from guard_bench.cases import Case, Expected, Human, Loaded, ToolError
+from guard_bench.datasets import acebench, api_bank, skipping, value_kind
+from guard_bench.metrics import ratio
+from guard_bench.suites import PaperFigure
 from guard.normalise import normalise_text
 from guard.schema import validator
 from guard.registry import ToolRegistry, name_words

@@ -34,11 +34,11 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from benchmarks import families, labels
-from benchmarks.cases import Case, Expected, Human, Loaded
-from benchmarks.datasets import READ_ERRORS, skipping
-from benchmarks.metrics import ratio
-from benchmarks.suites import PaperFigure
+from guard_bench import families, labels
+from guard_bench.cases import Case, Expected, Human, Loaded
+from guard_bench.datasets import READ_ERRORS, skipping
+from guard_bench.metrics import ratio
+from guard_bench.suites import PaperFigure
 from guard.registry import name_words
 
 NAME = "fail-talms"

@@ -59,11 +59,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from benchmarks import labels
-from benchmarks.cases import Case, Expected, Human, Loaded
-from benchmarks.datasets import api_bank, skipping
-from benchmarks.metrics import ratio
-from benchmarks.suites import PaperFigure
+from guard_bench import labels
+from guard_bench.cases import Case, Expected, Human, Loaded
+from guard_bench.datasets import api_bank, skipping
+from guard_bench.metrics import ratio
+from guard_bench.suites import PaperFigure
 from guard.normalise import number_words
 from guard.registry import ToolSpec, name_words
 

@@ -43,11 +43,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from benchmarks import families, labels
-from benchmarks.cases import Case, Expected, Loaded
-from benchmarks.datasets import skipping, value_kind
-from benchmarks.metrics import ratio
-from benchmarks.suites import PaperFigure
+from guard_bench import families, labels
+from guard_bench.cases import Case, Expected, Loaded
+from guard_bench.datasets import skipping, value_kind
+from guard_bench.metrics import ratio
+from guard_bench.suites import PaperFigure
 
 NAME = "tool-reflection"
 FOLDERS = ("tool-reflection", "tool-reflection-sample")

@@ -39,11 +39,11 @@ import random
 from pathlib import Path
 from typing import Any
 
-from benchmarks import labels
-from benchmarks.cases import Case, Expected, Loaded
-from benchmarks.datasets import api_bank, skipping, tool_reflection
-from benchmarks.metrics import ratio
-from benchmarks.suites import PaperFigure
+from guard_bench import labels
+from guard_bench.cases import Case, Expected, Loaded
+from guard_bench.datasets import api_bank, skipping, tool_reflection
+from guard_bench.metrics import ratio
+from guard_bench.suites import PaperFigure
 from guard.registry import ToolSpec
 
 NAME = "tool-reflection-rebuilt"

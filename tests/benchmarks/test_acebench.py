@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.cases import split_of
-from benchmarks.datasets import acebench
-from benchmarks.runner import CaseResult
+from guard_bench.cases import split_of
+from guard_bench.datasets import acebench
+from guard_bench.runner import CaseResult
 
 SAMPLES = Path(__file__).parents[2] / "benchmarks" / "samples"
 

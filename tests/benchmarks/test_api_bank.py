@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.datasets import api_bank
+from guard_bench.datasets import api_bank
 
 SAMPLES = Path(__file__).parents[2] / "benchmarks" / "samples"
 

@@ -12,8 +12,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from benchmarks import labels
-from benchmarks.calibrate import (
+from guard_bench import labels
+from guard_bench.calibrate import (
     KNOBS,
     Calibration,
     Knob,
@@ -24,8 +24,8 @@ from benchmarks.calibrate import (
     value_at,
     with_value,
 )
-from benchmarks.cases import Case, Expected
-from benchmarks.cli import SAMPLES
+from guard_bench.cases import Case, Expected
+from guard_bench.cli import SAMPLES
 from guard.cli import app
 from guard.policy import Policy
 

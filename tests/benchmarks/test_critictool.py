@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.agents import AgentSource
-from benchmarks.cases import split_of
-from benchmarks.datasets import acebench, critictool
-from benchmarks.datasets.critictool import Gold, Pool
-from benchmarks.runner import CaseResult, run_cases
+from guard_bench.agents import AgentSource
+from guard_bench.cases import split_of
+from guard_bench.datasets import acebench, critictool
+from guard_bench.datasets.critictool import Gold, Pool
+from guard_bench.runner import CaseResult, run_cases
 from guard.policy import Policy
 
 SAMPLES = Path(__file__).parents[2] / "benchmarks" / "samples"

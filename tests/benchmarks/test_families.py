@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.cases import Case, split_of
-from benchmarks.datasets import fail_talms
-from benchmarks.families import assign, normalise, query_text, report_lines, split_report, straddling, text_key
-from benchmarks.suites import SUITES, suite
+from guard_bench.cases import Case, split_of
+from guard_bench.datasets import fail_talms
+from guard_bench.families import assign, normalise, query_text, report_lines, split_report, straddling, text_key
+from guard_bench.suites import SUITES, suite
 
 SAMPLES = Path(__file__).resolve().parents[2] / "benchmarks" / "samples"
 

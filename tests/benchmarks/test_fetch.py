@@ -4,7 +4,7 @@ The mirror (``GUARD_DATA_MIRROR``) serves what GitHub would: repository archives
 ``/codeload/OWNER/REPO/tar.gz/REV`` (one top folder ``REPO-REV/``, the files at their paths in the
 repository) and single files at ``/raw/OWNER/REPO/REV/PATH``, built here from the bundled samples.
 The samples are not the upstream files, so the tests pin the samples' sha256 with a lock made from
-them (``benchmarks.fetch.LOCK_FILE`` patched for the test only); the production lock is checked
+them (``guard_bench.fetch.LOCK_FILE`` patched for the test only); the production lock is checked
 against the upstream copies where this machine has them.
 """
 
@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from benchmarks import fetch
-from benchmarks.cli import SAMPLES
+from guard_bench import fetch
+from guard_bench.cli import SAMPLES
 from guard.cli import app
 
 UPSTREAM = Path(__file__).resolve().parents[3] / "shared" / "datasets"
@@ -233,7 +233,7 @@ def test_an_unknown_suite_gets_the_list_and_a_suggestion(tmp_path: Path) -> None
 
 
 def test_every_suite_names_its_sources_and_what_its_loader_needs() -> None:
-    from benchmarks.suites import SUITES
+    from guard_bench.suites import SUITES
 
     assert set(fetch.SUITE_SOURCES) == set(SUITES) == set(fetch.SUITE_NEEDS)
     assert all(k in fetch.SOURCES for keys in fetch.SUITE_SOURCES.values() for k in keys)
@@ -258,7 +258,7 @@ def test_the_production_lock_matches_the_upstream_files_where_they_are_here() ->
 
 
 def test_the_fetched_folder_is_what_a_run_reads_by_default(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from benchmarks.cli import default_data_dir
+    from guard_bench.cli import default_data_dir
 
     monkeypatch.setenv(fetch.DATA_DIR_ENV, str(tmp_path / "mine"))
     assert default_data_dir() == tmp_path / "mine"
@@ -281,7 +281,7 @@ def test_the_production_lock_fetches_the_upstream_files_through_the_download_pat
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """The real lock, unpatched, against a mirror that serves the upstream copies at GitHub's layout:
     every pinned ACEBench and Fail-TaLMs file arrives and matches, and the loaders read the same cases."""
-    from benchmarks.datasets import acebench, fail_talms
+    from guard_bench.datasets import acebench, fail_talms
 
     server = Mirror(UPSTREAM)
     try:

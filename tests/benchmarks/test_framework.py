@@ -10,13 +10,13 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from typer.testing import CliRunner
 
-from benchmarks.agents import AgentSource, ScriptedAgent, ai_turn, load_recorded
-from benchmarks.cases import Case, Expected, Human, ToolError, split_of
-from benchmarks.compare import compare
-from benchmarks.humans import DONT_KNOW, SimulatedHuman
-from benchmarks.metrics import binary, confusion, false_alarm_rate, latency, recovery
-from benchmarks.runner import CaseResult, run_case
-from benchmarks.tools import ToolBox
+from guard_bench.agents import AgentSource, ScriptedAgent, ai_turn, load_recorded
+from guard_bench.cases import Case, Expected, Human, ToolError, split_of
+from guard_bench.compare import compare
+from guard_bench.humans import DONT_KNOW, SimulatedHuman
+from guard_bench.metrics import binary, confusion, false_alarm_rate, latency, recovery
+from guard_bench.runner import CaseResult, run_case
+from guard_bench.tools import ToolBox
 from guard.cli import app
 from guard.policy import Policy
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from benchmarks.metrics import (Proportion, bootstrap, false_interrupts, figure_intervals, is_false_interrupt, ratio,
+from guard_bench.metrics import (Proportion, bootstrap, false_interrupts, figure_intervals, is_false_interrupt, ratio,
                                 summary, wilson)
-from benchmarks.runner import CaseResult
+from guard_bench.runner import CaseResult
 
 
 def result(label: str, flagged: bool, family: str = "", action: str | None = None, **kw) -> CaseResult:
@@ -83,7 +83,7 @@ def test_the_f1_interval_resamples_families():
 
 
 def test_a_share_of_no_cases_is_said_to_have_none():
-    from benchmarks.report import fmt_ci
+    from guard_bench.report import fmt_ci
 
     assert fmt_ci(0.0, {"ci95": [0.0, 1.0], "method": "wilson", "k": 0, "n": 0}) == "— (no cases)"
     assert fmt_ci(0.5, {"ci95": [0.2, 0.8], "method": "wilson", "k": 2, "n": 4}) == "0.500 [0.20, 0.80]"

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from benchmarks.agents import AgentSource
-from benchmarks.execute import run_suites
-from benchmarks.suites import suite
+from guard_bench.agents import AgentSource
+from guard_bench.execute import run_suites
+from guard_bench.suites import suite
 from guard.policy import Policy
 
 SAMPLES = Path(__file__).resolve().parents[2] / "benchmarks" / "samples"

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from benchmarks import glossary, report
-from benchmarks.cli import SAMPLES
-from benchmarks.suites import SUITES
-from benchmarks.suites import suite as load_suite
+from guard_bench import glossary, report
+from guard_bench.cli import SAMPLES
+from guard_bench.suites import SUITES
+from guard_bench.suites import suite as load_suite
 from guard.cli import app
 
 
@@ -91,7 +91,7 @@ def test_a_high_p99_over_few_cases_is_explained() -> None:
 
 
 def test_the_results_page_carries_the_banner_for_sample_runs() -> None:
-    from benchmarks.results_page import render
+    from guard_bench.results_page import render
 
     run = {"split": "test", "data": {"dir": "x", "bundled_samples": True},
            "suites": {}, "policy": {"name": "default", "sha256": "0" * 64}}

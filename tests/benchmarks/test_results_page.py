@@ -9,11 +9,11 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from benchmarks.cli import SAMPLES
-from benchmarks.results_page import TARGETS, parse_notes, render
-from benchmarks.runner import CaseResult
-from benchmarks.suites import PaperFigure
-from benchmarks.suites import suite as load_suite
+from guard_bench.cli import SAMPLES
+from guard_bench.results_page import TARGETS, parse_notes, render
+from guard_bench.runner import CaseResult
+from guard_bench.suites import PaperFigure
+from guard_bench.suites import suite as load_suite
 from guard.cli import app
 
 
@@ -121,7 +121,7 @@ def test_cli_from_runs_without_runs_is_a_clean_error(tmp_path: Path):
 
 
 def test_the_page_adds_the_rules_the_learned_scorer_and_the_transfer_table_from_the_case_records(tmp_path):
-    from benchmarks.results_page import analysis_sections
+    from guard_bench.results_page import analysis_sections
 
     finding = {"category": "ungrounded_value", "check": "grounding", "rule": "ungrounded", "confidence": 0.9}
     for split, folder in (("dev", "dev"), ("test", "rule")):

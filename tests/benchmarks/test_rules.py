@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from benchmarks.rules import calibration, markdown, report, rule_counts
+from guard_bench.rules import calibration, markdown, report, rule_counts
 from guard.cli import app
 
 

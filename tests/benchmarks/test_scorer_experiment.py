@@ -1,11 +1,11 @@
-"""benchmarks.scorer: the learned scorer against the hand policy, and the shipped weights' training."""
+"""guard_bench.scorer: the learned scorer against the hand policy, and the shipped weights' training."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from benchmarks.scorer import experiment, features, main, train
+from guard_bench.scorer import experiment, features, main, train
 
 GOOD = {"category": "ungrounded_value", "check": "grounding", "rule": "ungrounded", "confidence": 0.9}
 NOISY = {"category": "placeholder_value", "check": "placeholders", "rule": "description_example", "confidence": 0.9}

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import labels
-from benchmarks.agents import AgentSource
-from benchmarks.cases import split_of
-from benchmarks.datasets import api_bank
-from benchmarks.datasets import tool_reflection_rebuilt as trr
-from benchmarks.runner import CaseResult, run_cases
-from benchmarks.suites import suite
+from guard_bench import labels
+from guard_bench.agents import AgentSource
+from guard_bench.cases import split_of
+from guard_bench.datasets import api_bank
+from guard_bench.datasets import tool_reflection_rebuilt as trr
+from guard_bench.runner import CaseResult, run_cases
+from guard_bench.suites import suite
 from guard.policy import Policy
 
 APIS = [

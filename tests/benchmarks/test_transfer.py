@@ -8,9 +8,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from benchmarks import transfer
-from benchmarks.calibrate import with_value
-from benchmarks.suites import suite
+from guard_bench import transfer
+from guard_bench.calibrate import with_value
+from guard_bench.suites import suite
 from guard.cli import app
 from guard.policy import Policy
 

@@ -24,11 +24,11 @@ from langchain_core.runnables import RunnableLambda
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
-from benchmarks import report
-from benchmarks.agents import AgentSource
-from benchmarks.datasets import tool_reflection
-from benchmarks.runner import CaseResult, judge_off, run_cases
-from graphs import build_guarded_agent
+from guard_bench import report
+from guard_bench.agents import AgentSource
+from guard_bench.datasets import tool_reflection
+from guard_bench.runner import CaseResult, judge_off, run_cases
+from guard_graphs import build_guarded_agent
 from guard import Guard
 from guard.checks.judge import Judge, parse_reply
 from guard.checks.preflight import assess

@@ -86,7 +86,7 @@ def test_debug_shows_the_traceback(tmp_path: Path) -> None:
 def test_the_console_script_turns_an_unexpected_error_into_one_line(tmp_path: Path) -> None:
     """Through the installed entry point (``guard.cli:app``), in a subprocess: a missing file given
     as --messages is a short error; an exception nobody expected is one line, exit 1."""
-    code = ("import sys; sys.argv = ['guard', 'demo']; import graphs.demo as d; "
+    code = ("import sys; sys.argv = ['guard', 'demo']; import guard_graphs.demo as d; "
             "d.run_demo = lambda: (_ for _ in ()).throw(RuntimeError('boom')); from guard.cli import app; app()")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 1
@@ -152,7 +152,7 @@ def test_serve_help_names_its_options_and_environment() -> None:
 
 
 def test_bench_run_help_lists_the_suites_and_an_unknown_suite_suggests_one() -> None:
-    from benchmarks.suites import SUITES
+    from guard_bench.suites import SUITES
 
     text = " ".join(invoke("bench", "run", "--help").output.split())
     assert all(name in text for name in SUITES)

@@ -1,5 +1,5 @@
 """A decision log made the way a team would make one: cases of the bundled benchmark samples run
-through the production graph (``benchmarks.runner``) under a policy whose ``log`` section is on."""
+through the production graph (``guard_bench.runner``) under a policy whose ``log`` section is on."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.agents import AgentSource
-from benchmarks.cli import SAMPLES
-from benchmarks.execute import select_cases
-from benchmarks.runner import run_cases
-from benchmarks.suites import suite
+from guard_bench.agents import AgentSource
+from guard_bench.cli import SAMPLES
+from guard_bench.execute import select_cases
+from guard_bench.runner import run_cases
+from guard_bench.suites import suite
 from guard.policy import Policy
 
 

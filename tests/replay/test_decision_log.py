@@ -10,7 +10,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graphs.agent import build_guarded_agent
+from guard_graphs.agent import build_guarded_agent
 from guard import Guard
 from guard.decision_log import SCHEMA, log_context
 from guard.policy import Policy, PolicyError

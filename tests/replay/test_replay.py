@@ -131,8 +131,8 @@ def test_logs_are_named_by_file_folder_or_pattern(tmp_path: Path) -> None:
 
 
 def test_a_benchmark_run_writes_a_log_that_replays_as_logged(tmp_path: Path) -> None:
-    from benchmarks.cli import SAMPLES
-    from benchmarks.cli import app as bench_app
+    from guard_bench.cli import SAMPLES
+    from guard_bench.cli import app as bench_app
 
     log = tmp_path / "bench.jsonl"
     result = CliRunner().invoke(bench_app, ["run", "acebench", "--data-dir", str(SAMPLES), "--split", "all", "--limit", "4",

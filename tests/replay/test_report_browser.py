@@ -80,9 +80,9 @@ def test_the_replay_report_loads_cleanly_and_links_the_matrix_to_examples(browse
 def test_the_benchmark_report_loads_cleanly_with_its_tables_and_curves(browser, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from benchmarks.cli import SAMPLES
-    from benchmarks.cli import app as bench_app
-    from benchmarks.report import suites_of
+    from guard_bench.cli import SAMPLES
+    from guard_bench.cli import app as bench_app
+    from guard_bench.report import suites_of
 
     out = tmp_path / "bench"
     result = CliRunner().invoke(bench_app, ["run", "acebench", "--data-dir", str(SAMPLES), "--split", "all", "--out", str(out)])

@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from prometheus_client import CollectorRegistry
 
-from graphs.agent import build_guarded_agent
+from guard_graphs.agent import build_guarded_agent
 from guard import Guard
 from guard.policy import Policy
 from guard.telemetry import Telemetry

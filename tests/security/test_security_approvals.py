@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from graphs import build_guarded_agent
+from guard_graphs import build_guarded_agent
 from guard.interrupts import BoundAsk
 from guard.middleware import GuardMiddleware
 from tests.support import FAST, ai_call, record, scripted, tool_messages

@@ -8,7 +8,7 @@ get_weather(city="Oslo"), a value nobody said, so the guard asks the human and t
 interrupt. It prints ``{"interrupt": <payload>, "calls": [...]}`` as JSON and exits. ``resume``, in a
 fresh process (another replica), answers ``{"c1": {"action": "answer", "values": {"city": "Bergen"}}}``
 and prints the tools that ran, the guard's records and the final message. The model
-(``benchmarks.agents.ScriptedAgent``) picks its turn from the messages, so both processes agree.
+(``guard_bench.agents.ScriptedAgent``) picks its turn from the messages, so both processes agree.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import tool
 from langgraph.types import Command
 
-from benchmarks.agents import ScriptedAgent
-from graphs import build_guarded_agent
+from guard_bench.agents import ScriptedAgent
+from guard_graphs import build_guarded_agent
 from guard.state.checkpoint import PlainRedisSaver
 from tests.support import FAST, ai_call
 

@@ -26,7 +26,7 @@ from langgraph.checkpoint.base import INTERRUPT, empty_checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from graphs import build_guarded_agent
+from guard_graphs import build_guarded_agent
 from guard.state import REDIS_URL_ENV, StateBackendError
 from guard.state import checkpoint as checkpoint_module
 from guard.state.checkpoint import PlainRedisSaver, make_checkpointer

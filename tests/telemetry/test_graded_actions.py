@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from langchain_core.tools import tool
 
-from graphs import build_guarded_agent
+from guard_graphs import build_guarded_agent
 from guard import Guard
 from guard.policy import Policy, PolicyError, load_policy
 from guard.taxonomy import Action, Category

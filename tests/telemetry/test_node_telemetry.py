@@ -10,7 +10,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from prometheus_client import CollectorRegistry
 
-from graphs import build_guarded_agent
+from guard_graphs import build_guarded_agent
 from guard.telemetry import Telemetry
 from tests.support import FAST, ai_call, scripted
 
