@@ -9,28 +9,36 @@ modules: ``RedisSaver.setup()`` fails there on ``FT.INFO``, an unknown command).
 ``PlainRedisSaver`` stores what ``InMemorySaver`` stores, in the same layout: the checkpoint without
 its channel values and the metadata (each ``serde.dumps_typed``), the parent id, one blob per
 (channel, version), and the pending writes per checkpoint. Keys, all under ``key_prefix`` and then
-``thread:{thread}:`` (thread ids, namespaces and channel names are percent-quoted, so ``:`` only ever
-separates):
+``thread:{<t>}:``, where ``<t>`` is the percent-quoted thread id (``%`` for the empty one) and the
+braces make it the key's Redis Cluster hash tag: every key of a thread lives in one slot. Thread
+ids, namespaces and channel names are percent-quoted, so ``:`` only ever separates and no value
+holds a brace:
 
-* ``threads``: sorted set of thread ids (score: expiry in ms, ``+inf`` without a TTL), for
-  ``list(None)``;
-* ``thread:{t}:namespaces``: set of the thread's checkpoint namespaces (quoted);
-* ``thread:{t}:ns:{ns}:ids``: sorted set of checkpoint ids, all score 0, read in lexical order
+* ``{threads}``: sorted set of thread ids (score: expiry in ms, ``+inf`` without a TTL), for
+  ``list(None)``; the one key outside the threads' slots;
+* ``thread:{<t>}:namespaces``: set of the thread's checkpoint namespaces (quoted);
+* ``thread:{<t>}:ns:<ns>:ids``: sorted set of checkpoint ids, all score 0, read in lexical order
   (checkpoint ids are uuid6 strings, ordered by time, as ``InMemorySaver`` orders them);
-* ``thread:{t}:ns:{ns}:checkpoints`` / ``metadata`` / ``parents``: hashes by checkpoint id;
-* ``thread:{t}:ns:{ns}:blobs``: hash ``{channel}:{version}`` -> blob;
-* ``thread:{t}:ns:{ns}:writes:{checkpoint id}``: hash ``{task}:{idx}`` -> write, and
-  ``thread:{t}:ns:{ns}:wids``: set of the checkpoint ids that have writes.
+* ``thread:{<t>}:ns:<ns>:checkpoints`` / ``metadata`` / ``parents``: hashes by checkpoint id;
+* ``thread:{<t>}:ns:<ns>:blobs``: hash ``<channel>:<version>`` -> blob;
+* ``thread:{<t>}:ns:<ns>:writes:<checkpoint id>``: hash ``<task>:<idx>`` -> write, and
+  ``thread:{<t>}:ns:<ns>:wids``: set of the checkpoint ids that have writes.
 
-Every write is one MULTI/EXEC transaction; reads of several keys are one too, so a reader never sees
-half a checkpoint. ``delete_thread`` and the TTL refresh are Lua scripts (atomic, one round trip)
-that derive key names at run time, so, like ``RedisStore``, this targets a single Redis (or a
-primary with replicas), not Redis Cluster. With ``ttl_seconds`` every key of a thread expires that
+Every write to a thread is one MULTI/EXEC transaction; reads of several keys are one too, so a
+reader never sees half a checkpoint. ``delete_thread`` and the TTL refresh are Lua scripts (atomic,
+one round trip) over the thread's slot. The ``{threads}`` registry is written in the same
+transaction on a single Redis; on a Redis Cluster (a ``redis+cluster://`` URL) it may live on
+another master, so it is written in a command of its own: registered before a thread's first
+write, unregistered after its deletion, so ``list(None)`` may see a thread with nothing left in
+it, never miss one that has checkpoints. With ``ttl_seconds`` every key of a thread expires that
 long after the thread's last write (each ``put``/``put_writes`` refreshes the whole thread, all
 namespaces and writes included, so a thread never loses part of its history).
 
-The sync methods use ``redis.Redis``, the async twins ``redis.asyncio.Redis`` (one client per event
-loop); both share the command sequences below, written once as generators of batches.
+The sync methods use ``redis.Redis`` (``redis.cluster.RedisCluster`` for a cluster), the async
+twins ``redis.asyncio.Redis`` (``redis.asyncio.cluster.RedisCluster``), one client per event loop;
+both share the command sequences below, written once as generators of batches. The layout changed
+when the hash tags came in (``thread:t1:`` before): checkpoints written by an earlier version are
+not read; see docs/operations.md for the upgrade.
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ import json
 import logging
 import os
 import random
+import threading
 from collections.abc import AsyncIterator, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Self
@@ -47,6 +56,8 @@ from urllib.parse import quote, unquote
 
 import redis
 import redis.asyncio as aredis
+import redis.asyncio.cluster as aredis_cluster
+import redis.cluster
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
@@ -67,7 +78,7 @@ from redis.retry import Retry
 
 from guard.state import REDIS_URL_ENV
 from guard.state.base import StateBackendError
-from guard.state.redis import redact_url
+from guard.state.redis import check_key_prefix, cluster_client, is_cluster_url, plain_url, redact_url
 
 logger = logging.getLogger(__name__)
 
@@ -76,29 +87,33 @@ DEFAULT_KEY_PREFIX = "guard:checkpoint:"
 _CHUNK = 100
 _NS_KEYS = ("ids", "checkpoints", "metadata", "parents", "blobs", "wids")
 
-# KEYS: threads zset, namespaces set. ARGV: thread key base, thread id.
+# KEYS: namespaces set. ARGV: thread key base.
 _DELETE = """
-for _, ns in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+for _, ns in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   local base = ARGV[1] .. 'ns:' .. ns .. ':'
   for _, id in ipairs(redis.call('SMEMBERS', base .. 'wids')) do
     redis.call('DEL', base .. 'writes:' .. id)
   end
   redis.call('DEL', base .. 'ids', base .. 'checkpoints', base .. 'metadata', base .. 'parents', base .. 'blobs', base .. 'wids')
 end
-redis.call('DEL', KEYS[2])
-redis.call('ZREM', KEYS[1], ARGV[2])
+redis.call('DEL', KEYS[1])
 return 1
 """
 
-# KEYS: threads zset, namespaces set. ARGV: thread key base, thread id, ttl (ms).
-_TOUCH = """
+# KEYS: threads zset. ARGV: thread id, ttl (ms). Registers the thread until its keys expire.
+_REGISTER = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local ttl = tonumber(ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-redis.call('ZADD', KEYS[1], now + ttl, ARGV[2])
-redis.call('PEXPIRE', KEYS[2], ttl)
-for _, ns in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+return 1
+"""
+
+# KEYS: namespaces set. ARGV: thread key base, ttl (ms).
+_TOUCH = """
+local ttl = tonumber(ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ttl)
+for _, ns in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   local base = ARGV[1] .. 'ns:' .. ns .. ':'
   for _, id in ipairs(redis.call('SMEMBERS', base .. 'wids')) do
     redis.call('PEXPIRE', base .. 'writes:' .. id, ttl)
@@ -113,10 +128,16 @@ return 1
 
 @dataclass
 class _Batch:
-    """Redis commands sent in one round trip (a MULTI/EXEC transaction when ``atomic``)."""
+    """Redis commands sent in one round trip (a MULTI/EXEC transaction when ``atomic``), all on one
+    thread's keys (one cluster slot), and ``registry`` commands on the ``{threads}`` registry:
+    in the same transaction on a single Redis; on a cluster, their own round trip, before the
+    thread's commands (``registry_first``) or after. Only the thread's commands' replies are sent
+    back."""
 
     commands: list[tuple[Any, ...]] = field(default_factory=list)
     atomic: bool = True
+    registry: list[tuple[Any, ...]] = field(default_factory=list)
+    registry_first: bool = True
 
     def add(self, *command: Any) -> _Batch:
         self.commands.append(command)
@@ -150,12 +171,18 @@ def _blob_field(channel: str, version: Any) -> str:
     return f"{_q(channel)}:{version}"
 
 
+def _threads_key(prefix: str) -> str:
+    return f"{prefix}{{threads}}"
+
+
 class _Keys:
-    """Key names of one thread (and one of its namespaces)."""
+    """Key names of one thread (and one of its namespaces): all share the thread's hash tag."""
 
     def __init__(self, prefix: str, thread_id: str, checkpoint_ns: str = "") -> None:
-        self.threads = f"{prefix}threads"
-        self.thread = f"{prefix}thread:{_q(thread_id)}:"
+        self.threads = _threads_key(prefix)
+        # quoted, the id holds no brace; '%' alone (never a quoted string) for the empty id, as
+        # an empty '{}' is no hash tag at all
+        self.thread = f"{prefix}thread:{{{_q(thread_id) or '%'}}}:"
         self.namespaces = f"{self.thread}namespaces"
         self.ns_member = _q(checkpoint_ns)
         self.ns = f"{self.thread}ns:{self.ns_member}:"
@@ -186,18 +213,23 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
         super().__init__(serde=serde)
         if ttl_seconds is not None and ttl_seconds <= 0:
             raise ValueError(f"ttl_seconds must be positive, got {ttl_seconds!r}")
-        self.key_prefix = key_prefix
+        self.key_prefix = check_key_prefix(key_prefix)
         self.ttl_seconds = ttl_seconds
         self.url = redact_url(url)
+        self.cluster = is_cluster_url(url)
         self._url = url
         self._client_kwargs: dict[str, Any] = {
             "socket_timeout": socket_timeout,
             "socket_connect_timeout": socket_timeout,
             "decode_responses": False,
         }
-        # One immediate retry (a pooled connection gone stale after a Redis restart), then fail.
-        self._client = redis.Redis.from_url(url, retry=Retry(NoBackoff(), 1), **self._client_kwargs)
-        self._aclients: dict[asyncio.AbstractEventLoop, aredis.Redis] = {}
+        self._lock = threading.Lock()
+        # One immediate retry (a pooled connection gone stale after a Redis restart), then fail. A
+        # cluster client reads the slot map when built, so it is built on first use.
+        self._sync: redis.Redis | redis.cluster.RedisCluster | None = (
+            None if self.cluster else redis.Redis.from_url(url, retry=Retry(NoBackoff(), 1), **self._client_kwargs)
+        )
+        self._aclients: dict[asyncio.AbstractEventLoop, aredis.Redis | aredis_cluster.RedisCluster] = {}
 
     @classmethod
     def from_conn_string(cls, url: str, **kwargs: Any) -> PlainRedisSaver:
@@ -206,8 +238,20 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
 
     # -- lifecycle ----------------------------------------------------------------------------------
 
+    @property
+    def _client(self) -> redis.Redis | redis.cluster.RedisCluster:
+        with self._lock:
+            if self._sync is None:
+                self._sync = cluster_client(self._url, **self._client_kwargs)
+            return self._sync
+
     def close(self) -> None:
-        self._client.close()
+        with self._lock:
+            client = self._sync
+            if self.cluster:
+                self._sync = None
+        if client is not None:
+            client.close()
 
     async def aclose(self) -> None:
         client = self._aclients.pop(asyncio.get_running_loop(), None)
@@ -231,47 +275,72 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
         """True when the server answers; False (never an exception) when it cannot be reached."""
         try:
             return bool(self._client.ping())
-        except redis.exceptions.RedisError:
+        except (redis.exceptions.RedisError, redis.exceptions.RedisClusterException):
             return False
 
     # -- running batches ----------------------------------------------------------------------------
 
-    def _aclient(self) -> aredis.Redis:
+    def _aclient(self) -> aredis.Redis | aredis_cluster.RedisCluster:
         """The async client of the running event loop (redis.asyncio connections belong to one loop)."""
         loop = asyncio.get_running_loop()
         client = self._aclients.get(loop)
         if client is None:
             for old in [lp for lp in self._aclients if lp.is_closed()]:
                 del self._aclients[old]
-            client = aredis.Redis.from_url(
-                self._url, retry=AsyncRetry(NoBackoff(), 1), **self._client_kwargs
-            )
+            client: aredis.Redis | aredis_cluster.RedisCluster
+            if self.cluster:
+                client = aredis_cluster.RedisCluster.from_url(
+                    plain_url(self._url), retry=AsyncRetry(NoBackoff(), 1), **self._client_kwargs
+                )
+            else:
+                client = aredis.Redis.from_url(self._url, retry=AsyncRetry(NoBackoff(), 1), **self._client_kwargs)
             self._aclients[loop] = client
         return client
 
     def _error(self, operation: str, exc: Exception) -> StateBackendError:
         return StateBackendError(f"Redis checkpointer {self.url} failed during {operation}: {exc}")
 
+    def _rounds(self, batch: _Batch) -> list[tuple[list[tuple[Any, ...]], bool]]:
+        """The round trips of a batch (commands, transaction?): one on a single Redis; on a
+        cluster the registry's apart, since it may live on another master."""
+        if not self.cluster:
+            return [(batch.registry + batch.commands, batch.atomic)]
+        rounds = [(batch.commands, batch.atomic)]
+        if batch.registry:
+            rounds.insert(0 if batch.registry_first else 1, (batch.registry, False))
+        return rounds
+
+    def _replies(self, batch: _Batch, replies: list[list[Any]]) -> list[Any]:
+        if not self.cluster:
+            return replies[0][len(batch.registry) :]
+        return replies[1 if batch.registry and batch.registry_first else 0]
+
     def _execute(self, batch: _Batch, operation: str) -> list[Any]:
         if not batch.commands:
             return []
         try:
-            pipe = self._client.pipeline(transaction=batch.atomic)
-            for command in batch.commands:
-                pipe.execute_command(*command)
-            return pipe.execute()
-        except redis.exceptions.RedisError as exc:
+            replies = []
+            for commands, atomic in self._rounds(batch):
+                pipe = self._client.pipeline(transaction=atomic)
+                for command in commands:
+                    pipe.execute_command(*command)
+                replies.append(pipe.execute())
+            return self._replies(batch, replies)
+        except (redis.exceptions.RedisError, redis.exceptions.RedisClusterException) as exc:
             raise self._error(operation, exc) from exc
 
     async def _aexecute(self, batch: _Batch, operation: str) -> list[Any]:
         if not batch.commands:
             return []
         try:
-            pipe = self._aclient().pipeline(transaction=batch.atomic)
-            for command in batch.commands:
-                pipe.execute_command(*command)
-            return await pipe.execute()
-        except redis.exceptions.RedisError as exc:
+            replies = []
+            for commands, atomic in self._rounds(batch):
+                pipe = self._aclient().pipeline(transaction=atomic)
+                for command in commands:
+                    pipe.execute_command(*command)
+                replies.append(await pipe.execute())
+            return self._replies(batch, replies)
+        except (redis.exceptions.RedisError, redis.exceptions.RedisClusterException) as exc:
             raise self._error(operation, exc) from exc
 
     def _run(self, steps: _Steps, operation: str) -> Any:
@@ -319,10 +388,11 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
     def _touch(self, batch: _Batch, keys: _Keys, thread_id: str) -> None:
         """Register the thread (and, with a TTL, push back the expiry of all its keys)."""
         if self.ttl_seconds is None:
-            batch.add("ZADD", keys.threads, "+inf", thread_id)
+            batch.registry.append(("ZADD", keys.threads, "+inf", thread_id))
         else:
             ttl_ms = max(1, int(self.ttl_seconds * 1000))
-            batch.add("EVAL", _TOUCH, 2, keys.threads, keys.namespaces, keys.thread, thread_id, ttl_ms)
+            batch.registry.append(("EVAL", _REGISTER, 1, keys.threads, thread_id, ttl_ms))
+            batch.add("EVAL", _TOUCH, 1, keys.namespaces, keys.thread, ttl_ms)
 
     def _put_steps(
         self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, new_versions: ChannelVersions
@@ -375,7 +445,8 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
 
     def _delete_steps(self, thread_id: str) -> _Steps:
         keys = _Keys(self.key_prefix, str(thread_id))
-        yield _Batch(atomic=False).add("EVAL", _DELETE, 2, keys.threads, keys.namespaces, keys.thread, str(thread_id))
+        batch = _Batch(registry=[("ZREM", keys.threads, str(thread_id))], registry_first=False)
+        yield batch.add("EVAL", _DELETE, 1, keys.namespaces, keys.thread)
 
     def _load_steps(self, thread_id: str, checkpoint_ns: str, ids: list[str]) -> _Steps:
         """The tuples of the checkpoints ``ids`` (those that exist), in that order."""
@@ -468,7 +539,7 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
         else:
             ((seconds, micros),) = yield _Batch(atomic=False).add("TIME")
             now_ms = int(seconds) * 1000 + int(micros) // 1000
-            (members,) = yield _Batch(atomic=False).add("ZRANGEBYSCORE", f"{self.key_prefix}threads", f"({now_ms}", "+inf")
+            (members,) = yield _Batch(atomic=False).add("ZRANGEBYSCORE", _threads_key(self.key_prefix), f"({now_ms}", "+inf")
             threads = sorted(_s(m) for m in members)
         wanted_ns = config["configurable"].get("checkpoint_ns") if config else None
         wanted_id = get_checkpoint_id(config) if config else None
@@ -635,11 +706,29 @@ def make_checkpointer(
     ``PlainRedisSaver(url, key_prefix=..., ttl_seconds=...)``. The choice is logged at INFO. A
     server that cannot be reached raises ``StateBackendError``: durable interrupts were asked for,
     so there is no silent fallback to memory.
+
+    A Redis Cluster URL (``redis+cluster://`` or ``rediss+cluster://``) always gives a
+    ``PlainRedisSaver`` on the cluster: ``RedisSaver`` accepts a cluster client only when built by
+    hand, needs the search and JSON modules on every node, and is not tested here on one.
     """
     url = url or os.environ.get(REDIS_URL_ENV) or None
     if url is None:
         logger.info("checkpointer: InMemorySaver (no %s): interrupts do not survive a restart", REDIS_URL_ENV)
         return InMemorySaver()
+    if is_cluster_url(url):
+        saver = PlainRedisSaver(url, key_prefix=key_prefix, ttl_seconds=ttl_seconds)
+        try:
+            saver._client.ping()  # a cluster client reads the slot map when built: fail here, not mid-run
+        except (redis.exceptions.RedisError, redis.exceptions.RedisClusterException) as exc:
+            saver.close()
+            raise StateBackendError(f"Redis checkpointer {redact_url(url)} unreachable: {exc}") from exc
+        logger.info(
+            "checkpointer: PlainRedisSaver on the Redis Cluster at %s (key prefix %r, ttl %s)",
+            redact_url(url),
+            key_prefix,
+            "none" if ttl_seconds is None else f"{ttl_seconds} s",
+        )
+        return saver
     modules = _server_modules(url)
     if _stack_ready(modules):
         try:

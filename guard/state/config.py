@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 BackendErrorMode = Literal["fail_open", "fail_closed"]
 
@@ -29,8 +29,12 @@ class StateConfig(_Strict):
     """Where retry budgets, circuits and escalations live."""
 
     backend: Literal["memory", "redis"] = "memory"
-    redis_url: str | None = Field(None, description="redis://… URL; GUARD_REDIS_URL fills it when unset")
-    key_prefix: str = "guard:"
+    redis_url: str | None = Field(
+        None,
+        description="redis://… (one server) or redis+cluster://host:port (any node of a Redis Cluster; "
+        "rediss+cluster:// with TLS) URL; GUARD_REDIS_URL fills it when unset",
+    )
+    key_prefix: str = Field("guard:", description="prefix of every key; no '{' or '}' (the keys' cluster hash tags follow it)")
     on_backend_error: BackendErrorMode = Field(
         "fail_closed",
         description="fail_open: act as if nothing were recorded; fail_closed: budgets spent, circuits open",
@@ -44,3 +48,10 @@ class StateConfig(_Strict):
         "once spent, the remaining operations answer per on_backend_error",
     )
     circuit: CircuitConfig = CircuitConfig()
+
+    @field_validator("key_prefix")
+    @classmethod
+    def _no_braces(cls, prefix: str) -> str:
+        if "{" in prefix or "}" in prefix:
+            raise ValueError("key_prefix must not contain '{' or '}': the keys' Redis Cluster hash tags follow it")
+        return prefix

@@ -2,27 +2,42 @@
 
 Each operation is one round trip and atomic on the server: retry counts with MULTI/EXEC, circuits,
 probes and escalation transitions with Lua scripts, so two replicas can never both open a circuit
-from a stale read or both apply an answer. Keys (all under ``key_prefix``):
+from a stale read or both apply an answer.
 
-* ``retries:{thread}``: hash, field ``thread`` (all retries) and ``call:{signature}``; expires
-  ``ttl_seconds`` after the thread's last retry;
-* ``circuit:{tool}``: hash ``failures``, ``opened_at``, ``reason``; ``probes:{tool}``: probes in
-  flight, expiring after ``reset_seconds``; ``circuits``: set of tool names;
-* ``escalation:{id}``: hash holding the escalation as put (``record``, JSON) and its mutable part
-  (``status``, ``resolution`` JSON, ``resolved_at``) as separate fields, so the scripts change
-  status without decoding and re-encoding the payload (Lua's cjson would round floats to 14 digits
-  and turn ``[]`` into ``{}``); kept ``retention_seconds`` past its expiry or its resolution, so
-  records vanish even when no replica sweeps;
-* ``escalations:pending`` and ``escalations:pending:{thread}``: sorted sets of pending ids by expiry
-  (ties by id, Redis's own order), so registering, resolving, counting (``ZCOUNT``) and a page
-  (``ZRANK`` of the cursor, then ``ZRANGE``) cost O(log n) whatever the backlog; the caps on
-  pending escalations are checked in the same script that registers one;
-* ``approval:{key}``: the escalation id whose approval of one exact call (``approval_key``) a
-  re-check may consume once (``GETDEL``); set by the resolving script, expiring with its TTL.
+**Keys** (all under ``key_prefix``). Each carries a Redis Cluster hash tag, the part in ``{...}``,
+chosen so that every transaction and script touches one slot only: on a single Redis the tags are
+just part of the name; on a cluster (a ``redis+cluster://`` URL) they keep each operation on the
+one master that serves its slot. A tag holds the thread id or tool name with ``%``, ``{`` and ``}``
+percent-escaped (``%`` alone for the empty string), so no value can end a tag early or pick its slot.
+
+* ``retries:{<thread>}``: hash, field ``thread`` (all retries) and ``call:<signature>``; expires
+  ``ttl_seconds`` after the thread's last retry. One slot per thread.
+* ``circuit:{<tool>}``: hash ``failures``, ``opened_at``, ``reason``; ``probes:{<tool>}``: probes in
+  flight, expiring after ``reset_seconds``. One slot per tool. ``{circuits}``: set of tool names,
+  added to (``SADD``, before the circuit's script) in a command of its own, so a tool is listed by
+  ``all_circuits`` from its first result on.
+* The escalation registry, one slot, tag ``{esc}``: the cap on pending escalations is global and
+  checked in the script that registers one, and answering one moves it out of the global pending
+  set in the same step as it changes its status, so these keys must sit together (their traffic is
+  one operation per question put to a human):
+
+  * ``{esc}:escalation:<id>``: hash holding the escalation as put (``record``, JSON) and its
+    mutable part (``status``, ``resolution`` JSON, ``resolved_at``) as separate fields, so the
+    scripts change status without decoding and re-encoding the payload (Lua's cjson would round
+    floats to 14 digits and turn ``[]`` into ``{}``); kept ``retention_seconds`` past its expiry
+    or its resolution, so records vanish even when no replica sweeps;
+  * ``{esc}:pending`` and ``{esc}:pending:<thread>``: sorted sets of pending ids by expiry (ties by
+    id, Redis's own order), so registering, resolving, counting (``ZCOUNT``) and a page (``ZRANK``
+    of the cursor, then ``ZRANGE``) cost O(log n) whatever the backlog; the caps on pending
+    escalations are checked in the same script that registers one;
+  * ``{esc}:approval:<key>``: the escalation id whose approval of one exact call
+    (``approval_key``) a re-check may consume once (``GETDEL``); set by the resolving script,
+    expiring with its TTL.
 
 Circuit times come from the calling replica's clock (injectable); budget and probe expiry use the
-server's. The scripts name keys they derive at run time, so this targets a single Redis (or a
-primary with replicas), not Redis Cluster.
+server's. The layout changed when the tags came in (before, ``retries:t1``, ``circuit:search``,
+``escalation:<id>``… without tags): state written by an earlier version is not read; see
+docs/operations.md for the upgrade.
 """
 
 from __future__ import annotations
@@ -32,9 +47,11 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+import threading
 from urllib.parse import urlsplit, urlunsplit
 
 import redis
+import redis.cluster
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
@@ -56,9 +73,8 @@ from guard.state.base import (
 from guard.state.config import CircuitConfig
 from guard.state.memory import DEFAULT_RETENTION_SECONDS
 
-# KEYS: circuit hash, probes key, circuits set. ARGV: ok, reason, now, threshold, reset_seconds, tool.
+# KEYS: circuit hash, probes key (one slot: the tool's). ARGV: ok, reason, now, threshold, reset_seconds.
 _RECORD = """
-redis.call('SADD', KEYS[3], ARGV[6])
 if ARGV[1] == '1' then
   redis.call('DEL', KEYS[1], KEYS[2])
   redis.call('HSET', KEYS[1], 'failures', 0)
@@ -183,6 +199,51 @@ return out
 """
 
 
+#: URL schemes that name a Redis Cluster (any node of it; the client discovers the rest), and the
+#: plain scheme redis-py is given.
+CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
+
+#: The hash tag of the escalation registry (escalations, pending sets, approvals): one slot.
+ESCALATION_TAG = "{esc}"
+#: The key of the set of tools with a circuit.
+CIRCUITS_KEY = "{circuits}"
+
+
+def is_cluster_url(url: str) -> bool:
+    """Whether ``url`` names a Redis Cluster (``redis+cluster://`` or ``rediss+cluster://``)."""
+    return urlsplit(url).scheme.lower() in CLUSTER_SCHEMES
+
+
+def plain_url(url: str) -> str:
+    """A cluster URL with the scheme redis-py's ``RedisCluster.from_url`` takes; others unchanged."""
+    parts = urlsplit(url)
+    scheme = CLUSTER_SCHEMES.get(parts.scheme.lower())
+    return url if scheme is None else urlunsplit(parts._replace(scheme=scheme))
+
+
+def tag(value: str) -> str:
+    """``value`` as a Redis Cluster hash tag: ``{value}`` with ``%``, ``{`` and ``}`` escaped, so a
+    hostile value can neither close the tag early nor collide with another; ``{%}`` for the empty
+    string (an empty ``{}`` is no tag at all: Redis would hash the whole key)."""
+    escaped = value.replace("%", "%25").replace("{", "%7B").replace("}", "%7D")
+    return "{" + (escaped or "%") + "}"
+
+
+def check_key_prefix(prefix: str) -> str:
+    """A key prefix, refused when it holds ``{`` or ``}``: a brace in the prefix would become (part
+    of) every key's hash tag and split the keys one operation touches across cluster slots."""
+    if "{" in prefix or "}" in prefix:
+        raise ValueError(f"key_prefix {prefix!r} must not contain '{{' or '}}': the keys' hash tags follow it")
+    return prefix
+
+
+def cluster_client(url: str, **kwargs: Any) -> redis.cluster.RedisCluster:
+    """A ``RedisCluster`` for a cluster URL, failing fast: one immediate retry of a connection
+    error (after which redis-py re-reads the slot map), no back-off sleeps. It connects at once
+    (it reads the slot map), so callers build it when first needed."""
+    return redis.cluster.RedisCluster.from_url(plain_url(url), retry=Retry(NoBackoff(), 1), **kwargs)
+
+
 def redact_url(url: str) -> str:
     """The URL with any password replaced by ``***``, fit for messages and logs."""
     parts = urlsplit(url)
@@ -194,7 +255,9 @@ def redact_url(url: str) -> str:
 
 
 class RedisStore(StateStore):
-    """State shared through one Redis server; every failure to reach it raises ``StateBackendError``."""
+    """State shared through one Redis server, or a Redis Cluster when ``url`` is a
+    ``redis+cluster://`` (or ``rediss+cluster://``) URL naming any node of it; every failure to
+    reach it raises ``StateBackendError``. ``key_prefix`` must not contain ``{`` or ``}``."""
 
     def __init__(
         self,
@@ -209,48 +272,101 @@ class RedisStore(StateStore):
     ) -> None:
         self.circuit_config = circuit or CircuitConfig()
         self.url = redact_url(url)
+        self.cluster = is_cluster_url(url)
+        self._url = url
         self._clock = clock
-        self._p = key_prefix
+        self._p = check_key_prefix(key_prefix)
+        self._esc = f"{key_prefix}{ESCALATION_TAG}:"
         self._retention_ms = _ms(retention_seconds)
-        # One immediate retry of a connection error (a pooled connection gone stale after a Redis
-        # restart), then fail fast: redis-py's default backs off for seconds, which a guard on the
-        # request path cannot afford. A timeout is not retried: a hung server would cost twice the
-        # budget. A write retried after its reply was lost errs on the safe side: a retry or
-        # failure counted twice, or a resolution reported as lost (None) rather than applied twice.
-        self._r = redis.Redis.from_url(
-            url,
-            socket_timeout=socket_timeout,
-            socket_connect_timeout=socket_timeout,
-            retry=Retry(NoBackoff(), 1, supported_errors=(redis.exceptions.ConnectionError,)),
-            decode_responses=True,
-        )
-        # Readiness has its own connections with a short timeout and no retry, so a probe answers
-        # within about 2 x ping_timeout whatever the server does, and never waits behind a request.
-        self._probe = redis.Redis.from_url(
-            url,
-            socket_timeout=ping_timeout,
-            socket_connect_timeout=ping_timeout,
-            retry=Retry(NoBackoff(), 0),
-            decode_responses=True,
-        )
-        self._record = self._r.register_script(_RECORD)
-        self._acquire = self._r.register_script(_ACQUIRE)
-        self._put = self._r.register_script(_PUT)
-        self._page = self._r.register_script(_PAGE)
-        self._resolve = self._r.register_script(_RESOLVE)
-        self._consume = self._r.register_script(_CONSUME)
-        self._expire = self._r.register_script(_EXPIRE)
+        self._socket_timeout, self._ping_timeout = socket_timeout, ping_timeout
+        self._lock = threading.Lock()
+        self._client: redis.Redis | redis.cluster.RedisCluster | None = None
+        self._probe_client: redis.Redis | redis.cluster.RedisCluster | None = None
+        if not self.cluster:
+            self._connect()  # redis-py connects lazily: nothing is sent yet
+
+    def _connect(self) -> redis.Redis | redis.cluster.RedisCluster:
+        """The command client, built on first use: a cluster client reads the slot map when built,
+        so it is built where a failure becomes a ``StateBackendError``, not in the constructor."""
+        with self._lock:
+            if self._client is not None:
+                return self._client
+            timeout = self._socket_timeout
+            client: redis.Redis | redis.cluster.RedisCluster
+            if self.cluster:
+                client = cluster_client(
+                    self._url, socket_timeout=timeout, socket_connect_timeout=timeout, decode_responses=True
+                )
+            else:
+                # One immediate retry of a connection error (a pooled connection gone stale after a
+                # Redis restart), then fail fast: redis-py's default backs off for seconds, which a
+                # guard on the request path cannot afford. A timeout is not retried: a hung server
+                # would cost twice the budget. A write retried after its reply was lost errs on the
+                # safe side: a retry or failure counted twice, or a resolution reported as lost
+                # (None) rather than applied twice.
+                client = redis.Redis.from_url(
+                    self._url,
+                    socket_timeout=timeout,
+                    socket_connect_timeout=timeout,
+                    retry=Retry(NoBackoff(), 1, supported_errors=(redis.exceptions.ConnectionError,)),
+                    decode_responses=True,
+                )
+            self._record = client.register_script(_RECORD)
+            self._acquire = client.register_script(_ACQUIRE)
+            self._put = client.register_script(_PUT)
+            self._page = client.register_script(_PAGE)
+            self._resolve = client.register_script(_RESOLVE)
+            self._consume = client.register_script(_CONSUME)
+            self._expire = client.register_script(_EXPIRE)
+            self._client = client
+            return client
+
+    @property
+    def _r(self) -> redis.Redis | redis.cluster.RedisCluster:
+        return self._client if self._client is not None else self._connect()
+
+    def _probe(self) -> redis.Redis | redis.cluster.RedisCluster:
+        """Readiness has its own connections with a short timeout and no retry, so a probe answers
+        within about 2 x ping_timeout whatever the server does, and never waits behind a request."""
+        with self._lock:
+            if self._probe_client is None:
+                t = self._ping_timeout
+                if self.cluster:
+                    self._probe_client = redis.cluster.RedisCluster.from_url(
+                        plain_url(self._url), socket_timeout=t, socket_connect_timeout=t,
+                        retry=Retry(NoBackoff(), 0), decode_responses=True,
+                    )  # fmt: skip
+                else:
+                    self._probe_client = redis.Redis.from_url(
+                        self._url, socket_timeout=t, socket_connect_timeout=t, retry=Retry(NoBackoff(), 0), decode_responses=True
+                    )
+            return self._probe_client
 
     @contextmanager
     def _backend(self, operation: str) -> Iterator[None]:
         try:
+            self._r  # a cluster client is built (and reads the slot map) on first use
             yield
-        except redis.exceptions.RedisError as exc:
+        except (redis.exceptions.RedisError, redis.exceptions.RedisClusterException) as exc:
             raise StateBackendError(f"Redis state backend {self.url} failed during {operation}: {exc}") from exc
+
+    # Keys (see the module's docstring)
+    def _retries_key(self, thread_id: str) -> str:
+        return f"{self._p}retries:{tag(thread_id)}"
+
+    def _circuit_keys(self, tool: str) -> tuple[str, str]:
+        t = tag(tool)
+        return f"{self._p}circuit:{t}", f"{self._p}probes:{t}"
+
+    def _escalation_key(self, escalation_id: str) -> str:
+        return f"{self._esc}escalation:{escalation_id}"
+
+    def _approval_key(self, key: str) -> str:
+        return f"{self._esc}approval:{key}"
 
     # Retry budgets
     def incr_retries(self, thread_id: str, signature: str, ttl_seconds: float) -> RetryCounts:
-        key = f"{self._p}retries:{thread_id}"
+        key = self._retries_key(thread_id)
         with self._backend("incr_retries"):
             pipe = self._r.pipeline(transaction=True)
             pipe.hincrby(key, f"call:{signature}", 1)
@@ -261,37 +377,39 @@ class RedisStore(StateStore):
 
     def get_retries(self, thread_id: str, signature: str) -> RetryCounts:
         with self._backend("get_retries"):
-            per_call, per_thread = self._r.hmget(f"{self._p}retries:{thread_id}", [f"call:{signature}", "thread"])
+            per_call, per_thread = self._r.hmget(self._retries_key(thread_id), [f"call:{signature}", "thread"])
         return RetryCounts(int(per_call or 0), int(per_thread or 0))
 
     # Circuit breakers
     def record_tool_result(self, tool: str, ok: bool, reason: str | None = None) -> CircuitStatus:
         now = self._clock()
         cfg = self.circuit_config
-        keys = [f"{self._p}circuit:{tool}", f"{self._p}probes:{tool}", f"{self._p}circuits"]
-        args = [int(ok), reason or "", now, cfg.failure_threshold, cfg.reset_seconds, tool]
+        keys = list(self._circuit_keys(tool))
+        args = [int(ok), reason or "", now, cfg.failure_threshold, cfg.reset_seconds]
         with self._backend("record_tool_result"):
+            # listed first, in a command of its own (another slot): a tool with a circuit is listed
+            self._r.sadd(f"{self._p}{CIRCUITS_KEY}", tool)
             failures, opened_at, stored_reason = self._record(keys=keys, args=args)
         return circuit_status(tool, int(failures), _float(opened_at), stored_reason or None, now, cfg)
 
     def circuit(self, tool: str) -> CircuitStatus:
         with self._backend("circuit"):
-            fields = self._r.hgetall(f"{self._p}circuit:{tool}")
+            fields = self._r.hgetall(self._circuit_keys(tool)[0])
         return self._status(tool, fields, self._clock())
 
     def acquire_probe(self, tool: str) -> bool:
         cfg = self.circuit_config
-        keys = [f"{self._p}circuit:{tool}", f"{self._p}probes:{tool}"]
+        keys = list(self._circuit_keys(tool))
         args = [self._clock(), cfg.reset_seconds, cfg.half_open_max_probes, _ms(cfg.reset_seconds)]
         with self._backend("acquire_probe"):
             return bool(self._acquire(keys=keys, args=args))
 
     def all_circuits(self) -> dict[str, CircuitStatus]:
         with self._backend("all_circuits"):
-            tools = sorted(self._r.smembers(f"{self._p}circuits"))
+            tools = sorted(self._r.smembers(f"{self._p}{CIRCUITS_KEY}"))
             pipe = self._r.pipeline(transaction=False)
             for tool in tools:
-                pipe.hgetall(f"{self._p}circuit:{tool}")
+                pipe.hgetall(self._circuit_keys(tool)[0])
             rows = pipe.execute()
         now = self._clock()
         return {tool: self._status(tool, fields, now) for tool, fields in zip(tools, rows, strict=True)}
@@ -303,7 +421,7 @@ class RedisStore(StateStore):
 
     # Escalations
     def _pending_key(self, thread_id: str | None) -> str:
-        return f"{self._p}escalations:pending" + ("" if thread_id is None else f":{thread_id}")
+        return f"{self._esc}pending" + ("" if thread_id is None else f":{thread_id}")
 
     def put_escalation(
         self, escalation: Escalation, *, max_pending: int | None = None, max_pending_per_thread: int | None = None
@@ -314,12 +432,12 @@ class RedisStore(StateStore):
         remaining = e.expires_at - now if e.status == "pending" else 0.0
         keep_ms = self._retention_ms + (_ms(remaining) if remaining > 0 else 0)
         per_thread = max_pending_per_thread if max_pending_per_thread is not None and e.thread_id else -1
-        keys = [f"{self._p}escalation:{e.id}", self._pending_key(None), self._pending_key(e.thread_id)]
+        keys = [self._escalation_key(e.id), self._pending_key(None), self._pending_key(e.thread_id)]
         args = [
             repr(now), e.id, e.thread_id, repr(e.expires_at), e.status, e.model_dump_json(),
             "" if e.resolution is None else json.dumps(e.resolution),
             "" if e.resolved_at is None else repr(e.resolved_at),
-            keep_ms, -1 if max_pending is None else max_pending, per_thread, f"{self._p}escalations:pending:",
+            keep_ms, -1 if max_pending is None else max_pending, per_thread, f"{self._esc}pending:",
         ]  # fmt: skip
         with self._backend("put_escalation"):
             outcome = self._put(keys=keys, args=args)
@@ -330,7 +448,7 @@ class RedisStore(StateStore):
 
     def get_escalation(self, escalation_id: str) -> Escalation | None:
         with self._backend("get_escalation"):
-            fields = self._r.hgetall(f"{self._p}escalation:{escalation_id}")
+            fields = self._r.hgetall(self._escalation_key(escalation_id))
         return _escalation(fields) if fields else None
 
     def escalation_page(
@@ -342,7 +460,7 @@ class RedisStore(StateStore):
             entries = [(float(score), eid) for eid, score in zip(flat[::2], flat[1::2], strict=True)]
             pipe = self._r.pipeline(transaction=False)
             for _, eid in entries[:limit]:
-                pipe.hgetall(f"{self._p}escalation:{eid}")
+                pipe.hgetall(self._escalation_key(eid))
             rows = pipe.execute() if entries else []
         # An escalation resolved between the two round trips is left out (it is no longer pending).
         found = (_escalation(fields) for fields in rows if fields)
@@ -356,10 +474,10 @@ class RedisStore(StateStore):
     def resolve_escalation(
         self, escalation_id: str, resolution: dict[str, Any], *, approval: Approval | None = None
     ) -> Escalation | None:
-        key = f"{self._p}escalation:{escalation_id}"
-        keys = [key, self._pending_key(None), key if approval is None else f"{self._p}approval:{approval.key}"]
+        key = self._escalation_key(escalation_id)
+        keys = [key, self._pending_key(None), key if approval is None else self._approval_key(approval.key)]
         args = [
-            self._clock(), json.dumps(resolution), f"{self._p}escalations:pending:", self._retention_ms,
+            self._clock(), json.dumps(resolution), f"{self._esc}pending:", self._retention_ms,
             "" if approval is None else approval.escalation_id, 1 if approval is None else _ms(approval.ttl_seconds),
         ]  # fmt: skip
         with self._backend("resolve_escalation"):
@@ -373,8 +491,8 @@ class RedisStore(StateStore):
         args = [
             self._clock() if now is None else now,
             json.dumps(resolution),
-            f"{self._p}escalations:pending:",
-            f"{self._p}escalation:",
+            f"{self._esc}pending:",
+            f"{self._esc}escalation:",
             self._retention_ms,
             limit,
         ]
@@ -385,26 +503,29 @@ class RedisStore(StateStore):
     # Approvals
     def grant_approval(self, approval: Approval) -> None:
         with self._backend("grant_approval"):
-            self._r.set(f"{self._p}approval:{approval.key}", approval.escalation_id, px=_ms(approval.ttl_seconds))
+            self._r.set(self._approval_key(approval.key), approval.escalation_id, px=_ms(approval.ttl_seconds))
 
     def consume_approval(self, keys: list[str]) -> str | None:
         if not keys:
             return None
         with self._backend("consume_approval"):
-            held = self._consume(keys=[f"{self._p}approval:{k}" for k in keys])
+            held = self._consume(keys=[self._approval_key(k) for k in keys])
         return held or None
 
     # Lifecycle
     def ping(self) -> bool:
         """True when the server answers within the ping timeout; False (never an exception) otherwise."""
         try:
-            return bool(self._probe.ping())
-        except redis.exceptions.RedisError:
+            return bool(self._probe().ping())
+        except (redis.exceptions.RedisError, redis.exceptions.RedisClusterException):
             return False
 
     def close(self) -> None:
-        self._r.close()
-        self._probe.close()
+        with self._lock:
+            clients, self._client, self._probe_client = [self._client, self._probe_client], None, None
+        for client in clients:
+            if client is not None:
+                client.close()
 
 
 def _ms(seconds: float) -> int:

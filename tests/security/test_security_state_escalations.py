@@ -248,7 +248,7 @@ def test_a_losing_resolver_grants_nothing_and_an_approval_lapses(store: StateSto
     clock.advance(31)
     if isinstance(store, RedisStore):  # Redis expires keys on its own clock: the key carries the TTL
         raw = redis.Redis.from_url(store.url)
-        assert 0 < raw.pttl(f"{store._p}approval:{key}") <= 30_000
+        assert 0 < raw.pttl(store._approval_key(key)) <= 30_000
     else:
         assert store.consume_approval([key]) is None
 

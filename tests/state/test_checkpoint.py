@@ -186,9 +186,9 @@ def test_delete_thread_removes_every_key_of_that_thread_only(
     saver.delete_thread("t1")
     assert saver.get_tuple(cfg("t1")) is None and list(saver.list(cfg("t1"))) == []
     assert {t.config["configurable"]["thread_id"] for t in saver.list(None)} == {"t2"}
-    assert keys_under(client, f"{key_prefix}thread:t1:") == []
+    assert keys_under(client, f"{key_prefix}thread:{{t1}}:") == []
     # namespaces; root ns: ids, checkpoints, metadata, parents, blobs, wids + 1 writes; sub ns: no writes
-    assert len(keys_under(client, f"{key_prefix}thread:t2:")) == 1 + 7 + 5
+    assert len(keys_under(client, f"{key_prefix}thread:{{t2}}:")) == 1 + 7 + 5
     saver.delete_thread("never-there")
 
 
@@ -200,12 +200,12 @@ def test_ttl_expires_the_whole_thread_and_every_write_refreshes_it(
         put_chain(saver, "long", 1, ns="sub:1")
         stored = put_chain(saver, "long", 1)
         saver.put_writes(stored[0], [("messages", "x")], task_id="task")
-        keys = keys_under(client, f"{key_prefix}thread:long:")
+        keys = keys_under(client, f"{key_prefix}thread:{{long}}:")
         assert len(keys) == 1 + 7 + 5
         assert all(0 < client.pttl(k) <= 400 for k in keys)
         time.sleep(0.25)
         saver.put(stored[0], empty_checkpoint(), {"step": 1}, {})  # refreshes every key of "long", all namespaces
-        assert all(client.pttl(k) > 300 for k in keys_under(client, f"{key_prefix}thread:long:"))
+        assert all(client.pttl(k) > 300 for k in keys_under(client, f"{key_prefix}thread:{{long}}:"))
         time.sleep(0.25)  # "short" has expired, "long" has not
         assert {t.config["configurable"]["thread_id"] for t in saver.list(None)} == {"long"}
         assert saver.get_tuple(cfg("short")) is None

@@ -24,7 +24,7 @@ def test_guard_redis_url_selects_a_resilient_redis_store(
     assert store.mode == "fail_open"
     assert store.ping()
     store.incr_retries("t1", "sig", ttl_seconds=60)
-    assert redis.Redis.from_url(redis_server).exists(f"{key_prefix}retries:t1")
+    assert redis.Redis.from_url(redis_server).exists(f"{key_prefix}retries:{{t1}}")
     store.close()
 
 

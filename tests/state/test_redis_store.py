@@ -28,8 +28,8 @@ def test_every_key_lives_under_the_prefix_and_retry_keys_carry_their_ttl(
     store.record_tool_result("search", ok=False)
     raw = redis.Redis.from_url(redis_server, decode_responses=True)
     keys = set(raw.scan_iter(f"{key_prefix}*"))
-    assert keys == {f"{key_prefix}retries:t1", f"{key_prefix}circuit:search", f"{key_prefix}circuits"}
-    assert 119_000 < raw.pttl(f"{key_prefix}retries:t1") <= 120_000
+    assert keys == {f"{key_prefix}retries:{{t1}}", f"{key_prefix}circuit:{{search}}", f"{key_prefix}{{circuits}}"}
+    assert 119_000 < raw.pttl(f"{key_prefix}retries:{{t1}}") <= 120_000
 
 
 def test_a_probe_slot_expires_after_reset_seconds_if_no_result_is_reported(
@@ -41,7 +41,7 @@ def test_a_probe_slot_expires_after_reset_seconds_if_no_result_is_reported(
     clock.advance(10)
     assert store.acquire_probe("search")
     raw = redis.Redis.from_url(redis_server)
-    assert 9_000 < raw.pttl(f"{key_prefix}probes:search") <= 10_000
+    assert 9_000 < raw.pttl(f"{key_prefix}probes:{{search}}") <= 10_000
 
 
 def test_a_circuit_opened_in_another_process_is_open_here(redis_server: str, key_prefix: str) -> None:
