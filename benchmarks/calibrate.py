@@ -154,14 +154,21 @@ def with_value(policy: Policy, path: str, value: Any) -> Policy:
 
 
 PaperMetrics = Callable[[list[CaseResult]], dict[str, float]]
+#: One suite's dev results per policy, ``(suite, policy sha256) -> results``: shared by sweeps over
+#: overlapping sets of suites (``guard bench transfer`` sweeps every suite but one, once per target,
+#: and their first knobs try the same policies), so each suite runs once per distinct policy. The
+#: caller owns it and bounds its life; the same cases must sit under a suite's name in every sweep.
+SuiteRuns = dict[tuple[str, str], list[CaseResult]]
 
 
 class _Evaluator:
     """Runs the dev cases under a policy, once per distinct policy (the point a knob keeps is the
     next knob's base point)."""
 
-    def __init__(self, cases: Mapping[str, list[Case]], paper: Mapping[str, PaperMetrics], agents: AgentSource, semantic: bool) -> None:
+    def __init__(self, cases: Mapping[str, list[Case]], paper: Mapping[str, PaperMetrics], agents: AgentSource, semantic: bool,
+                 runs: SuiteRuns | None = None) -> None:
         self.cases, self.paper, self.agents, self.semantic = cases, paper, agents, semantic
+        self.runs = runs
         self._seen: dict[str, tuple[list[CaseResult], dict[str, dict[str, float]], float]] = {}
 
     def __call__(self, policy: Policy) -> tuple[list[CaseResult], dict[str, dict[str, float]], float]:
@@ -177,7 +184,12 @@ class _Evaluator:
         results: list[CaseResult] = []
         paper: dict[str, dict[str, float]] = {}
         for name, cases in self.cases.items():
-            rs = run_cases(cases, policy, self.agents, semantic=matcher)
+            key = (name, policy.sha256)
+            rs = self.runs.get(key) if self.runs is not None else None
+            if rs is None:
+                rs = run_cases(cases, policy, self.agents, semantic=matcher)
+                if self.runs is not None:
+                    self.runs[key] = rs
             if name in self.paper:
                 paper[name] = self.paper[name](rs)
             results += rs
@@ -218,13 +230,15 @@ def sweep(
     max_false_alarms: float | None = None,
     agents: AgentSource | None = None,
     progress: Callable[[KnobResult], None] | None = None,
+    runs: SuiteRuns | None = None,
 ) -> tuple[Policy, list[KnobResult]]:
     """Sweep ``knobs`` coordinate-wise over ``cases`` (suite name -> dev cases) from ``base``.
 
     Knobs marked ``semantic`` are left out unless ``semantic`` is set (without the embedding checks
-    they change nothing). Returns the calibrated policy and one ``KnobResult`` per knob considered.
+    they change nothing). ``runs`` shares each suite's results across sweeps (``SuiteRuns``).
+    Returns the calibrated policy and one ``KnobResult`` per knob considered.
     """
-    evaluate = _Evaluator(cases, paper or {}, agents or AgentSource(), semantic)
+    evaluate = _Evaluator(cases, paper or {}, agents or AgentSource(), semantic, runs)
     expected = {c.expected.label for batch in cases.values() for c in batch}
     policy, out = base, []
     for knob in knobs:

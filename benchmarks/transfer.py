@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from guard_bench.agents import AgentSource
-from guard_bench.calibrate import KNOBS, sweep, value_at
+from guard_bench.calibrate import KNOBS, SuiteRuns, sweep, value_at
 from guard_bench.cases import Case
 from guard_bench.execute import missing_text, select_cases
 from guard_bench.metrics import false_interrupts, figure_intervals
@@ -85,6 +85,7 @@ def transfer(
     dev = {n: spread(select_cases(m, data, "dev"), limit) for n, m in modules.items()}
     out: dict[str, Any] = {"data_dir": str(data), "semantic": semantic, "limit": limit,
                            "max_false_alarms": max_false_alarms, "base_sha256": base.sha256, "suites": {}}
+    runs: SuiteRuns = {}  # each suite's dev results per policy, shared by the targets' sweeps
     for target in targets:
         if target not in modules:
             echo(f"skip {target}: {missing_text(target, data)}")
@@ -93,8 +94,8 @@ def transfer(
         others = {n: cases for n, cases in dev.items() if n != target and cases}
         policies = {"base": base}
         if own and dev[target]:
-            policies["own_dev"], _ = sweep({target: dev[target]}, base, semantic=semantic, max_false_alarms=max_false_alarms)
-        policies["other_dev"], _ = sweep(others, base, semantic=semantic, max_false_alarms=max_false_alarms)
+            policies["own_dev"], _ = sweep({target: dev[target]}, base, semantic=semantic, max_false_alarms=max_false_alarms, runs=runs)
+        policies["other_dev"], _ = sweep(others, base, semantic=semantic, max_false_alarms=max_false_alarms, runs=runs)
         test = spread(select_cases(modules[target], data, "test"), limit)
         entry: dict[str, Any] = {"calibrated_on": sorted(others), "n_dev_cases": sum(len(c) for c in others.values())}
         for column, policy in policies.items():

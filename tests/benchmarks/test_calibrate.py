@@ -75,6 +75,25 @@ def test_the_sweep_keeps_the_value_that_separates_the_dev_cases_and_skips_knobs_
     assert value_at(policy, RELEVANCE) == 0.1 and value_at(policy, FUZZY) == BASE.checks.grounding.min_fuzzy_score
 
 
+def test_sweeps_sharing_suite_runs_run_each_suite_once_per_policy_and_choose_the_same(monkeypatch):
+    """guard bench transfer sweeps every suite but one, once per target: with shared runs a suite's
+    dev cases run once per distinct policy, and every sweep chooses what it would have alone."""
+    import guard_bench.calibrate as calibrate
+
+    knobs = (Knob(RELEVANCE, GRID, (labels.NO_SUITABLE_TOOL,)),)
+    other = {"other": [ask("Will it rain in Rome tomorrow?"), ask("Order a pizza", labels.NO_SUITABLE_TOOL)]}
+    alone = [sweep(cases, BASE, knobs)[0] for cases in (CASES, CASES | other)]
+    ran: list[int] = []
+    real = calibrate.run_cases
+    monkeypatch.setattr(calibrate, "run_cases", lambda cases, *a, **kw: ran.append(len(cases)) or real(cases, *a, **kw))
+    runs: calibrate.SuiteRuns = {}
+    shared = [sweep(cases, BASE, knobs, runs=runs)[0] for cases in (CASES, CASES | other)]
+    assert [p.sha256 for p in shared] == [p.sha256 for p in alone]
+    # 4 grid values: the fixture runs 4 times (the second sweep reuses them), the other suite 4 times
+    assert ran == [4] * 4 + [2] * 4
+    assert len(runs) == 8
+
+
 def test_the_written_policy_loads_and_differs_from_the_base_only_in_the_swept_field():
     knobs = (Knob(RELEVANCE, GRID, (labels.NO_SUITABLE_TOOL,)), Knob(FUZZY, (80.0, 95.0), (labels.MISSING_INFO,)))
     policy, results = sweep(CASES, BASE, knobs)
