@@ -34,7 +34,8 @@ def make_store(config: StateConfig | None = None) -> StateStore:
     """The store a configuration asks for.
 
     Redis when ``backend == "redis"`` or ``GUARD_REDIS_URL`` is set (at the URL ``redis_url``, or
-    the variable's when that is unset), with ``timeout_ms`` as its socket timeout, wrapped in a
+    the variable's when that is unset; a ``redis+cluster://`` URL names a Redis Cluster), with
+    ``timeout_ms`` as its socket timeout and ``wait_replicas`` replicas awaited per write, wrapped in a
     ``ResilientStore`` answering per ``on_backend_error`` once a decision's ``timeout_ms`` budget
     is spent; otherwise a ``MemoryStore``.
     """
@@ -48,7 +49,13 @@ def make_store(config: StateConfig | None = None) -> StateStore:
     from guard.state.redis import RedisStore  # redis is an optional dependency
 
     timeout = config.timeout_ms / 1000
-    redis_store = RedisStore(url, key_prefix=config.key_prefix, circuit=config.circuit, socket_timeout=timeout)
+    redis_store = RedisStore(
+        url,
+        key_prefix=config.key_prefix,
+        circuit=config.circuit,
+        socket_timeout=timeout,
+        wait_replicas=config.wait_replicas,
+    )
     return ResilientStore(redis_store, mode=config.on_backend_error, timeout_ms=config.timeout_ms)
 
 

@@ -48,6 +48,14 @@ class StateConfig(_Strict):
         "once spent, the remaining operations answer per on_backend_error",
     )
     circuit: CircuitConfig = CircuitConfig()
+    wait_replicas: int = Field(
+        0,
+        ge=0,
+        le=16,
+        description="after each state write, wait (Redis WAIT, within half of timeout_ms) until this many "
+        "replicas have it, so a failover cannot lose it; fewer in time answers per on_backend_error. "
+        "0: do not wait (a failover may lose the last writes)",
+    )
 
     @field_validator("key_prefix")
     @classmethod

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 import threading
@@ -72,6 +72,14 @@ from guard.state.base import (
 )
 from guard.state.config import CircuitConfig
 from guard.state.memory import DEFAULT_RETENTION_SECONDS
+
+# KEYS: the thread's retries hash. ARGV: call field, ttl (ms). The counts after one more retry.
+_INCR = """
+local per_call = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+local per_thread = redis.call('HINCRBY', KEYS[1], 'thread', 1)
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return {per_call, per_thread}
+"""
 
 # KEYS: circuit hash, probes key (one slot: the tool's). ARGV: ok, reason, now, threshold, reset_seconds.
 _RECORD = """
@@ -269,8 +277,15 @@ class RedisStore(StateStore):
         retention_seconds: float = DEFAULT_RETENTION_SECONDS,
         socket_timeout: float = 1.0,
         ping_timeout: float = 0.2,
+        wait_replicas: int = 0,
+        wait_timeout: float | None = None,
     ) -> None:
+        if wait_replicas < 0:
+            raise ValueError(f"wait_replicas must be >= 0, got {wait_replicas}")
         self.circuit_config = circuit or CircuitConfig()
+        self.wait_replicas = wait_replicas
+        # WAIT's own timeout, inside the socket timeout so the server answers (with a count) first
+        self._wait_ms = _ms(socket_timeout / 2 if wait_timeout is None else wait_timeout)
         self.url = redact_url(url)
         self.cluster = is_cluster_url(url)
         self._url = url
@@ -311,6 +326,7 @@ class RedisStore(StateStore):
                     retry=Retry(NoBackoff(), 1, supported_errors=(redis.exceptions.ConnectionError,)),
                     decode_responses=True,
                 )
+            self._incr = client.register_script(_INCR)
             self._record = client.register_script(_RECORD)
             self._acquire = client.register_script(_ACQUIRE)
             self._put = client.register_script(_PUT)
@@ -350,6 +366,36 @@ class RedisStore(StateStore):
         except (redis.exceptions.RedisError, redis.exceptions.RedisClusterException) as exc:
             raise StateBackendError(f"Redis state backend {self.url} failed during {operation}: {exc}") from exc
 
+    def _write(self, key: str, command: Callable[[Any], Any]) -> Any:
+        """Run a write (``command(client)``, one script or command touching ``key``'s slot) and,
+        with ``wait_replicas``, ``WAIT`` on the same connection until that many replicas have it.
+        Fewer within the wait timeout is a failure (``StateBackendError``), although the master
+        applied the write: it is not yet safe from a failover, and the caller answers as for an
+        outage (a budget read as spent, an answer reported lost), never as if it were."""
+        if not self.wait_replicas:
+            return command(self._r)
+        client: Any = self._r
+        if self.cluster:  # WAIT names no key: send both to the node that serves the key's slot
+            client = client.get_redis_connection(client.get_node_from_key(key))
+        pipe = client.pipeline(transaction=False)
+        command(pipe)
+        pipe.execute_command("WAIT", self.wait_replicas, self._wait_ms)
+        try:
+            reply, acknowledged = pipe.execute()
+        except (redis.exceptions.RedisError, redis.exceptions.RedisClusterException):
+            if self.cluster:  # the slot may have moved: bypassing the cluster client, re-read the map for it
+                try:
+                    self._r.nodes_manager.initialize()  # type: ignore[union-attr]
+                except (redis.exceptions.RedisError, redis.exceptions.RedisClusterException):
+                    pass
+            raise
+        if int(acknowledged) < self.wait_replicas:
+            raise redis.exceptions.RedisError(
+                f"written on the master but acknowledged by {acknowledged} of {self.wait_replicas} replicas "
+                f"within {self._wait_ms} ms (WAIT)"
+            )
+        return reply
+
     # Keys (see the module's docstring)
     def _retries_key(self, thread_id: str) -> str:
         return f"{self._p}retries:{tag(thread_id)}"
@@ -367,12 +413,9 @@ class RedisStore(StateStore):
     # Retry budgets
     def incr_retries(self, thread_id: str, signature: str, ttl_seconds: float) -> RetryCounts:
         key = self._retries_key(thread_id)
+        args = [f"call:{signature}", _ms(ttl_seconds)]
         with self._backend("incr_retries"):
-            pipe = self._r.pipeline(transaction=True)
-            pipe.hincrby(key, f"call:{signature}", 1)
-            pipe.hincrby(key, "thread", 1)
-            pipe.pexpire(key, _ms(ttl_seconds))
-            per_call, per_thread, _ = pipe.execute()
+            per_call, per_thread = self._write(key, lambda c: self._incr(keys=[key], args=args, client=c))
         return RetryCounts(int(per_call), int(per_thread))
 
     def get_retries(self, thread_id: str, signature: str) -> RetryCounts:
@@ -389,7 +432,7 @@ class RedisStore(StateStore):
         with self._backend("record_tool_result"):
             # listed first, in a command of its own (another slot): a tool with a circuit is listed
             self._r.sadd(f"{self._p}{CIRCUITS_KEY}", tool)
-            failures, opened_at, stored_reason = self._record(keys=keys, args=args)
+            failures, opened_at, stored_reason = self._write(keys[0], lambda c: self._record(keys=keys, args=args, client=c))
         return circuit_status(tool, int(failures), _float(opened_at), stored_reason or None, now, cfg)
 
     def circuit(self, tool: str) -> CircuitStatus:
@@ -402,7 +445,7 @@ class RedisStore(StateStore):
         keys = list(self._circuit_keys(tool))
         args = [self._clock(), cfg.reset_seconds, cfg.half_open_max_probes, _ms(cfg.reset_seconds)]
         with self._backend("acquire_probe"):
-            return bool(self._acquire(keys=keys, args=args))
+            return bool(self._write(keys[0], lambda c: self._acquire(keys=keys, args=args, client=c)))
 
     def all_circuits(self) -> dict[str, CircuitStatus]:
         with self._backend("all_circuits"):
@@ -440,7 +483,7 @@ class RedisStore(StateStore):
             keep_ms, -1 if max_pending is None else max_pending, per_thread, f"{self._esc}pending:",
         ]  # fmt: skip
         with self._backend("put_escalation"):
-            outcome = self._put(keys=keys, args=args)
+            outcome = self._write(keys[0], lambda c: self._put(keys=keys, args=args, client=c))
         if outcome == "max_pending":
             raise EscalationRefused("max_pending", max_pending or 0)
         if outcome == "max_pending_per_thread":
@@ -481,7 +524,7 @@ class RedisStore(StateStore):
             "" if approval is None else approval.escalation_id, 1 if approval is None else _ms(approval.ttl_seconds),
         ]  # fmt: skip
         with self._backend("resolve_escalation"):
-            flat = self._resolve(keys=keys, args=args)
+            flat = self._write(key, lambda c: self._resolve(keys=keys, args=args, client=c))
         return _escalation(_pairs(flat)) if flat else None
 
     def expire_escalations(
@@ -497,19 +540,22 @@ class RedisStore(StateStore):
             limit,
         ]
         with self._backend("expire_escalations"):
-            rows = self._expire(keys=[self._pending_key(None)], args=args)
+            pending = self._pending_key(None)
+            rows = self._write(pending, lambda c: self._expire(keys=[pending], args=args, client=c))
         return [_escalation(_pairs(flat)) for flat in rows]
 
     # Approvals
     def grant_approval(self, approval: Approval) -> None:
         with self._backend("grant_approval"):
-            self._r.set(self._approval_key(approval.key), approval.escalation_id, px=_ms(approval.ttl_seconds))
+            key = self._approval_key(approval.key)
+            self._write(key, lambda c: c.set(key, approval.escalation_id, px=_ms(approval.ttl_seconds)))
 
     def consume_approval(self, keys: list[str]) -> str | None:
         if not keys:
             return None
         with self._backend("consume_approval"):
-            held = self._consume(keys=[self._approval_key(k) for k in keys])
+            names = [self._approval_key(k) for k in keys]
+            held = self._write(names[0], lambda c: self._consume(keys=names, args=[], client=c))
         return held or None
 
     # Lifecycle

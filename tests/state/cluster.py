@@ -54,6 +54,11 @@ def free_ports(n: int) -> list[int]:
             s.close()
 
 
+def _port(address: str) -> int:
+    """The client port of a CLUSTER NODES address (``ip:port@busport``)."""
+    return int(address.split("@")[0].rsplit(":", 1)[1])
+
+
 def _binary(name: str) -> str:
     path = shutil.which(name)
     if path is None:
@@ -86,6 +91,8 @@ class Node:
                 "--save", "", "--appendonly", "no", "--daemonize", "no",
                 # the slots of a master that died are down until its replica takes over; the others keep serving
                 "--cluster-require-full-coverage", "no",
+                # a new replica syncs at once (the default waits 5 s for more replicas to share one transfer)
+                "--repl-diskless-sync-delay", "0",
                 "--logfile", str(self.folder / "redis.log"),
             ],
             stdout=subprocess.DEVNULL,
@@ -120,6 +127,17 @@ class Node:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=10)
+
+    def role(self) -> str:
+        """``master`` or ``slave``, as the node says."""
+        return str(self.replication()["role"])
+
+    def replication(self) -> dict[str, object]:
+        client = self.client()
+        try:
+            return dict(client.info("replication"))
+        finally:
+            client.close()
 
     def info(self, section: str) -> dict[str, str]:
         client = self.client()
@@ -162,9 +180,19 @@ class Cluster:
                 client.close()
         pytest.fail(f"no live node knows who serves {key!r}")
 
+    def replicas_of(self, master: Node) -> list[Node]:
+        """The live nodes replicating ``master`` now."""
+        found = []
+        for n in self.live():
+            info = n.replication()
+            if info.get("role") == "slave" and int(str(info.get("master_port", 0))) == master.port:
+                found.append(n)
+        return found
+
     def healthy(self) -> bool:
-        """Every live node says cluster_state:ok, all 16384 slots are served, and the live nodes
-        agree on three masters, none of them dead."""
+        """Every live node says cluster_state:ok with all 16384 slots served, the live nodes agree
+        that three live masters hold the slots, and every live replica's link to its master is up
+        (so a master may fail over: a replica that never synced cannot take over)."""
         live = self.live()
         if not live:
             return False
@@ -172,16 +200,20 @@ class Cluster:
             info = n.info("cluster")
             if info.get("cluster_state") != "ok" or info.get("cluster_slots_ok") != "16384":
                 return False
-        client = live[0].client()
-        try:
-            rows = [line.split() for line in client.execute_command("CLUSTER", "NODES").splitlines()]
-        finally:
-            client.close()
-        masters = [r for r in rows if "master" in r[2].split(",")]
         alive_ports = {n.port for n in live}
-        return len(masters) == 3 and all(
-            "fail" not in r[2] and int(r[1].split("@")[0].rsplit(":", 1)[1]) in alive_ports for r in masters
-        )
+        for n in live:
+            client = n.client()
+            try:
+                rows = [line.split() for line in client.execute_command("CLUSTER", "NODES").splitlines()]
+                replication = client.info("replication")
+            finally:
+                client.close()
+            serving = [r for r in rows if "master" in r[2].split(",") and len(r) > 8]
+            if len(serving) != 3 or any("fail" in r[2] or _port(r[1]) not in alive_ports for r in serving):
+                return False
+            if replication.get("role") == "slave" and replication.get("master_link_status") != "up":
+                return False
+        return True
 
     def wait_healthy(self, timeout: float = READY_SECONDS) -> float:
         return wait_for("the cluster to report cluster_state:ok with every slot served by a live master", self.healthy, timeout)
