@@ -78,7 +78,15 @@ from redis.retry import Retry
 
 from guard.state import REDIS_URL_ENV
 from guard.state.base import StateBackendError
-from guard.state.redis import check_key_prefix, cluster_client, is_cluster_url, plain_url, redact_url
+from guard.state.redis import (
+    REDIS_ERRORS,
+    check_key_prefix,
+    cluster_client,
+    is_cluster_url,
+    plain_url,
+    redact_url,
+    refresh_slots,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -124,6 +132,16 @@ for _, ns in ipairs(redis.call('SMEMBERS', KEYS[1])) do
 end
 return 1
 """
+
+
+#: Cluster errors after which a batch is sent again, once the slot map is re-read.
+_MOVED_OR_GONE = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.ClusterError,
+    redis.exceptions.AskError,
+    redis.exceptions.TryAgainError,
+    redis.exceptions.SlotNotCoveredError,
+)
 
 
 @dataclass
@@ -315,33 +333,55 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
             return replies[0][len(batch.registry) :]
         return replies[1 if batch.registry and batch.registry_first else 0]
 
+    def _retry(self, exc: Exception, attempt: int) -> bool:
+        """Whether a failed batch is sent once more: on a cluster, after a connection error or a
+        slot that moved, once the slot map is re-read (redis-py does not re-read it after a
+        failed pipeline; the slot's master may have died and its replica taken over). A timeout
+        is never retried (a hung node would cost twice the budget); a write sent twice writes the
+        same values."""
+        return self.cluster and attempt == 0 and isinstance(exc, _MOVED_OR_GONE)
+
     def _execute(self, batch: _Batch, operation: str) -> list[Any]:
         if not batch.commands:
             return []
-        try:
-            replies = []
-            for commands, atomic in self._rounds(batch):
-                pipe = self._client.pipeline(transaction=atomic)
-                for command in commands:
-                    pipe.execute_command(*command)
-                replies.append(pipe.execute())
-            return self._replies(batch, replies)
-        except (redis.exceptions.RedisError, redis.exceptions.RedisClusterException) as exc:
-            raise self._error(operation, exc) from exc
+        for attempt in range(2):
+            try:
+                replies = []
+                for commands, atomic in self._rounds(batch):
+                    pipe = self._client.pipeline(transaction=atomic)
+                    for command in commands:
+                        pipe.execute_command(*command)
+                    replies.append(pipe.execute())
+                return self._replies(batch, replies)
+            except REDIS_ERRORS as exc:
+                if self.cluster and self._sync is not None:
+                    refresh_slots(self._sync)
+                if not self._retry(exc, attempt):
+                    raise self._error(operation, exc) from exc
+        raise AssertionError("unreachable")
 
     async def _aexecute(self, batch: _Batch, operation: str) -> list[Any]:
         if not batch.commands:
             return []
-        try:
-            replies = []
-            for commands, atomic in self._rounds(batch):
-                pipe = self._aclient().pipeline(transaction=atomic)
-                for command in commands:
-                    pipe.execute_command(*command)
-                replies.append(await pipe.execute())
-            return self._replies(batch, replies)
-        except (redis.exceptions.RedisError, redis.exceptions.RedisClusterException) as exc:
-            raise self._error(operation, exc) from exc
+        for attempt in range(2):
+            try:
+                replies = []
+                for commands, atomic in self._rounds(batch):
+                    pipe = self._aclient().pipeline(transaction=atomic)
+                    for command in commands:
+                        pipe.execute_command(*command)
+                    replies.append(await pipe.execute())
+                return self._replies(batch, replies)
+            except REDIS_ERRORS as exc:
+                client = self._aclients.get(asyncio.get_running_loop())
+                if isinstance(client, aredis_cluster.RedisCluster):  # as refresh_slots, for the async client
+                    try:
+                        await client.nodes_manager.initialize()
+                    except REDIS_ERRORS:
+                        pass
+                if not self._retry(exc, attempt):
+                    raise self._error(operation, exc) from exc
+        raise AssertionError("unreachable")
 
     def _run(self, steps: _Steps, operation: str) -> Any:
         try:

@@ -252,6 +252,22 @@ def cluster_client(url: str, **kwargs: Any) -> redis.cluster.RedisCluster:
     return redis.cluster.RedisCluster.from_url(plain_url(url), retry=Retry(NoBackoff(), 1), **kwargs)
 
 
+#: What a Redis (Cluster) client raises when the backend fails.
+REDIS_ERRORS = (redis.exceptions.RedisError, redis.exceptions.RedisClusterException)
+
+
+def refresh_slots(client: Any) -> None:
+    """Re-read a cluster client's slot map after a failure (best effort: it may fail too).
+
+    redis-py does so itself after a connection error of a single command, but not after one in a
+    pipeline or a transaction, nor for a command sent to a node's own connection: without this a
+    client whose master died would keep asking it after its replica took over."""
+    try:
+        client.nodes_manager.initialize()
+    except REDIS_ERRORS:
+        pass
+
+
 def redact_url(url: str) -> str:
     """The URL with any password replaced by ``***``, fit for messages and logs."""
     parts = urlsplit(url)
@@ -363,7 +379,9 @@ class RedisStore(StateStore):
         try:
             self._r  # a cluster client is built (and reads the slot map) on first use
             yield
-        except (redis.exceptions.RedisError, redis.exceptions.RedisClusterException) as exc:
+        except REDIS_ERRORS as exc:
+            if self.cluster and self._client is not None:
+                refresh_slots(self._client)
             raise StateBackendError(f"Redis state backend {self.url} failed during {operation}: {exc}") from exc
 
     def _write(self, key: str, command: Callable[[Any], Any]) -> Any:
@@ -380,15 +398,7 @@ class RedisStore(StateStore):
         pipe = client.pipeline(transaction=False)
         command(pipe)
         pipe.execute_command("WAIT", self.wait_replicas, self._wait_ms)
-        try:
-            reply, acknowledged = pipe.execute()
-        except (redis.exceptions.RedisError, redis.exceptions.RedisClusterException):
-            if self.cluster:  # the slot may have moved: bypassing the cluster client, re-read the map for it
-                try:
-                    self._r.nodes_manager.initialize()  # type: ignore[union-attr]
-                except (redis.exceptions.RedisError, redis.exceptions.RedisClusterException):
-                    pass
-            raise
+        reply, acknowledged = pipe.execute()  # a failure re-reads the slot map (_backend)
         if int(acknowledged) < self.wait_replicas:
             raise redis.exceptions.RedisError(
                 f"written on the master but acknowledged by {acknowledged} of {self.wait_replicas} replicas "

@@ -28,7 +28,7 @@ from guard.state.checkpoint import PlainRedisSaver, _Keys, make_checkpointer
 from guard.state.redis import RedisStore, check_key_prefix, tag
 from guard.telemetry import Telemetry
 from tests.service.conftest import TOOLS
-from tests.state.cluster import Cluster, wait_for
+from tests.state.cluster import Cluster, Node, wait_for
 from tests.state.helpers import CIRCUIT, free_port
 from tests.state.test_checkpoint import run_half
 
@@ -209,6 +209,15 @@ def test_wait_replicas_confirms_every_write_on_a_replica_or_fails_it(
 # -- failover --------------------------------------------------------------------------------------------
 
 
+def replica_has(replica: Node, key: str) -> bool:
+    client = replica.client()
+    try:
+        client.execute_command("READONLY")
+        return bool(client.exists(key))
+    finally:
+        client.close()
+
+
 def decide(client: TestClient, thread: str) -> tuple[dict[str, Any], float]:
     started = time.monotonic()
     response = client.post(
@@ -231,7 +240,8 @@ def test_a_master_fails_over_while_the_guard_keeps_deciding_fail_closed_and_reco
     guard replica decides calls: every decision is answered, those taken while the slots move
     are marked degraded and fail closed (the tool reads unavailable), and once the replica has
     taken over the decisions are whole again. A budget written with WAIT before the kill
-    survives it."""
+    survives it; a checkpointed thread on that master cannot be read meanwhile (an error, not a
+    wrong answer) and is read and written again afterwards."""
     redis_cluster.wait_healthy()
     config = StateConfig(backend="redis", redis_url=redis_cluster.url, key_prefix=key_prefix,
                          on_backend_error="fail_closed", timeout_ms=500)  # fmt: skip
@@ -243,10 +253,18 @@ def test_a_master_fails_over_while_the_guard_keeps_deciding_fail_closed_and_reco
     durable = RedisStore(redis_cluster.url, key_prefix=key_prefix, wait_replicas=1)
     assert durable.incr_retries(thread, "before-the-kill", ttl_seconds=600) == RetryCounts(1, 1)  # on a replica too
 
+    # a checkpointed thread on the same master, its checkpoint on the replica before the kill
+    saver = PlainRedisSaver(redis_cluster.url, key_prefix=key_prefix)
+    paused = next(t for t in (f"c{i}" for i in range(10_000)) if redis_cluster.master_of(_Keys(key_prefix, t).ids) == victim)
+    checkpoint = saver.put({"configurable": {"thread_id": paused, "checkpoint_ns": ""}}, empty_checkpoint(), {"step": 1}, {})
+    (replica,) = redis_cluster.replicas_of(victim)
+    wait_for("the checkpoint to reach the replica", lambda: replica_has(replica, _Keys(key_prefix, paused).ids), timeout=10)
+
     before, _ = decide(client, thread)
     assert before["action"] == "allow" and before["state"]["degraded"] is False
 
     timeline: list[dict[str, Any]] = []
+    checkpoint_errors: list[float] = []
     killed = time.monotonic()
     victim.kill()
     try:
@@ -262,6 +280,10 @@ def test_a_master_fails_over_while_the_guard_keeps_deciding_fail_closed_and_reco
                              "failed": state["failed_operations"]})  # fmt: skip
             if state["degraded"]:
                 recovered_at = None
+                if not checkpoint_errors:  # the checkpointer raises meanwhile (a graph run would stop, not corrupt)
+                    with pytest.raises(StateBackendError, match="failed during get_tuple"):
+                        saver.get_tuple(checkpoint)
+                    checkpoint_errors.append(time.monotonic() - killed)
                 # fail closed: the tool's circuit reads open, so the call does not run
                 assert state["mode"] == "fail_closed" and decision["action"] not in ("allow", "repair"), decision
             elif recovered_at is None:
@@ -272,6 +294,10 @@ def test_a_master_fails_over_while_the_guard_keeps_deciding_fail_closed_and_reco
         assert timeline[-1]["action"] == "allow"
         # the slots moved: another node serves them now, and the budget written with WAIT is there
         assert redis_cluster.master_of(f"{key_prefix}retries:{tag(thread)}") != victim
+        found = saver.get_tuple(checkpoint)  # replicated before the kill: still there, and writable again
+        assert found is not None and found.metadata["step"] == 1
+        saver.put(checkpoint, empty_checkpoint(), {"step": 2}, {})
+        assert saver.get_tuple({"configurable": {"thread_id": paused, "checkpoint_ns": ""}}).metadata["step"] == 2  # type: ignore[union-attr]
         survived = durable.get_retries(thread, "before-the-kill")  # the thread's total also counts the decisions' retries
         assert survived.per_call == 1 and survived.per_thread >= 1 and not survived.degraded
         summary = {
@@ -287,6 +313,7 @@ def test_a_master_fails_over_while_the_guard_keeps_deciding_fail_closed_and_reco
         print("failover:", json.dumps(summary))
     finally:
         durable.close()
+        saver.close()
         store.close()
         # the old master comes back as a replica of the node that took over; later tests get a whole cluster
         victim.start()
