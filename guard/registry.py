@@ -30,6 +30,12 @@ from guard.models import canonical_json, short_hash
 
 V = TypeVar("V")
 
+#: How many tools' worth of registries each per-registry derivation (``PerRegistry``) keeps: an
+#: index or vocabulary costs a few kilobytes per tool, so the default holds well under 100 MB
+#: per derivation and covers thousands of distinct tool sets (a replay of ACEBench cycles
+#: through 838, 2,748 tools in all).
+DERIVED_TOOLS = 16_384
+
 
 class ToolSchemaError(ValueError):
     """A tool description that cannot be turned into a JSON schema."""
@@ -366,24 +372,38 @@ class ToolRegistry:
 class PerRegistry(Generic[V]):
     """A value derived from a registry's tools, built once per registry content and availability.
 
-    Benchmarks build a new registry per case and a live agent keeps one for its lifetime: both pay
-    the derivation once. Bounded (oldest out first) and safe to share between threads.
+    Keyed by the registry's ``fingerprint`` (a digest of its tools) and the names available, never
+    by the object: benchmarks and replays build a new registry per case, a service rebuilds one
+    per request, and a live agent keeps one for its lifetime; all pay the derivation once per
+    distinct tool set. A guard that sees many tool sets (a replay of a log with a tool set per
+    thread, a service in front of many agents) cycles through more of them than a few dozen, so
+    the cache is a least-recently-used one bounded by the **tools** its values describe
+    (``tools``, one unit per tool, at least one per registry): a derived value grows with the
+    tools, not with the registry count. Safe to share between threads.
     """
 
-    def __init__(self, build: Callable[[ToolRegistry], V], size: int = 64) -> None:
+    def __init__(self, build: Callable[[ToolRegistry], V], tools: int = DERIVED_TOOLS) -> None:
         self._build = build
-        self._size = size
-        self._values: dict[str, V] = {}
+        self._values: LRUCache[str, tuple[V, int]] = LRUCache(maxsize=tools, getsizeof=_derived_size)
         self._lock = threading.Lock()
 
     def __call__(self, registry: ToolRegistry) -> V:
         key = registry.fingerprint + ":" + ",".join(registry.available_names)
-        hit = self._values.get(key)
-        if hit is not None:
-            return hit
-        value = self._build(registry)
         with self._lock:
-            if len(self._values) >= self._size:
-                self._values.pop(next(iter(self._values)))
-            self._values[key] = value
+            hit = self._values.get(key)
+        if hit is not None:
+            return hit[0]
+        value = self._build(registry)
+        entry = (value, max(1, len(registry)))
+        if entry[1] <= self._values.maxsize:
+            with self._lock:
+                self._values[key] = entry
         return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._values.clear()
+
+
+def _derived_size(entry: tuple[Any, int]) -> int:
+    return entry[1]

@@ -419,7 +419,7 @@ _YEAR_OR_HOUR = re.compile(r"yy|hh", re.IGNORECASE)
 _TOKEN_DIRECTIVES = {"yyyy": "%Y", "yy": "%y", "dd": "%d", "hh": "%H", "ss": "%S"}
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=8192)  # one entry per parameter description: tools repeat, across many tool sets
 def _target_format(schema_format: str | None, description: str | None) -> _Target | None:
     """The format a parameter's value must have: its schema ``format``, else one its description
     states (``YYYY-MM-DD``, ``MM/DD/YYYY HH:MM``, ``%Y-%m-%d``...)."""

@@ -600,6 +600,115 @@ Validator = extend(Draft202012Validator, {k: _counted(f) for k, f in _KEYWORDS.i
 
 
 # ----------------------------------------------------------------------------------------------
+# The plain case, without the validator's machinery.
+# ----------------------------------------------------------------------------------------------
+
+#: Keywords ``plainly_valid`` decides itself, exactly as the validator's keywords do.
+_PLAIN_KEYWORDS = frozenset({
+    "type", "properties", "required", "additionalProperties", "items", "enum", "format", "pattern",
+    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "minItems", "maxItems",
+})
+#: Every other keyword the validator acts on (or that changes how it reads a schema) sends the value
+#: to the validator; what it does not act on (description, default, examples, $defs...) is ignored
+#: by both.
+_NOT_PLAIN = frozenset(Validator.VALIDATORS) - _PLAIN_KEYWORDS | {"$schema"}
+#: Subschema applications ``plainly_valid`` makes before it leaves a large value to the validator
+#: (and to its time budget).
+_PLAIN_NODES = 1_000
+_TYPES = Validator.TYPE_CHECKER
+
+
+def plainly_valid(schema: Any, instance: Any, format_checker: FormatChecker | None = None) -> bool:
+    """Whether ``instance`` is valid under ``schema``, where that is quick to see.
+
+    True only when every keyword met on the way is a plain one (``type``, ``properties``,
+    ``required``, ``additionalProperties``, ``items``, ``enum``, ``format``, a ``pattern`` RE2
+    runs, the bounds of numbers, strings and arrays) and the value passes each, checked as this
+    module's ``Validator`` checks it (its type checker, ``canonical`` enum members, the same format
+    checker). False means "ask the validator", never "invalid": a fault, any other keyword (a
+    reference, a combinator, ...), a backtracking pattern, a value of more than ``_PLAIN_NODES``
+    subschema applications, or anything that raises. Most calls are valid against plain schemas,
+    and the validator's machinery (a validator object per subschema it descends into) costs tens
+    of microseconds per call, so it runs only to say what is wrong."""
+    nodes = [_PLAIN_NODES]
+    try:
+        return _plain(schema, instance, format_checker, nodes)
+    except Exception:  # whatever the validator makes of it, it is the validator's to say
+        return False
+
+
+def _plain(schema: Any, instance: Any, format_checker: FormatChecker | None, nodes: list[int]) -> bool:
+    if schema is True:
+        return True
+    if not isinstance(schema, dict):
+        return False
+    nodes[0] -= 1
+    if nodes[0] < 0 or not _NOT_PLAIN.isdisjoint(schema):
+        return False
+    is_type = _TYPES.is_type
+    if "type" in schema:
+        types = schema["type"]
+        types = [types] if isinstance(types, str) else types
+        if not isinstance(types, list) or not any(is_type(instance, t) for t in types):
+            return False
+    if "enum" in schema:
+        enum = schema["enum"]
+        if not isinstance(enum, list) or canonical(instance) not in members(enum):
+            return False
+    if "format" in schema and format_checker is not None and not format_checker.conforms(instance, schema["format"]):
+        return False
+    if is_type(instance, "string"):
+        if "pattern" in schema:
+            linear, compiled = _compiled(schema["pattern"])
+            if not linear or compiled.search(instance.encode("utf-8")) is None:
+                return False
+        if "minLength" in schema and len(instance) < schema["minLength"]:
+            return False
+        if "maxLength" in schema and len(instance) > schema["maxLength"]:
+            return False
+    elif is_type(instance, "number"):
+        if "minimum" in schema and instance < schema["minimum"]:
+            return False
+        if "maximum" in schema and instance > schema["maximum"]:
+            return False
+        if "exclusiveMinimum" in schema and instance <= schema["exclusiveMinimum"]:
+            return False
+        if "exclusiveMaximum" in schema and instance >= schema["exclusiveMaximum"]:
+            return False
+    elif is_type(instance, "object"):
+        properties = schema.get("properties", {})
+        if not isinstance(properties, dict):
+            return False
+        for name in schema.get("required", ()):
+            if name not in instance:
+                return False
+        for name, subschema in properties.items():
+            if name in instance and not _plain(subschema, instance[name], format_checker, nodes):
+                return False
+        if "additionalProperties" in schema:
+            extra = schema["additionalProperties"]
+            extras = [key for key in instance if key not in properties]
+            if is_type(extra, "object"):
+                if not all(_plain(extra, instance[key], format_checker, nodes) for key in extras):
+                    return False
+            elif not extra and extras:
+                return False
+    elif is_type(instance, "array"):
+        if "items" in schema:
+            items = schema["items"]
+            if items is False:
+                if instance:
+                    return False
+            elif not all(_plain(items, item, format_checker, nodes) for item in instance):
+                return False
+        if "minItems" in schema and len(instance) < schema["minItems"]:
+            return False
+        if "maxItems" in schema and len(instance) > schema["maxItems"]:
+            return False
+    return True
+
+
+# ----------------------------------------------------------------------------------------------
 # Formats: "regex" in bounded time.
 # ----------------------------------------------------------------------------------------------
 

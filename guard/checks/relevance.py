@@ -31,7 +31,6 @@ _NAME, _DESCRIPTION, _PARAM_NAME, _PARAM_DESCRIPTION = 3.0, 2.0, 1.0, 0.5
 #: How much of a score comes from covering the tool's own words (the rest: covering the request).
 _TOOL_SHARE = 0.5
 _STEM_LENGTH = 6
-_CACHE_SIZE = 64
 
 
 @dataclass(frozen=True)
@@ -152,7 +151,7 @@ def _build_index(registry: ToolRegistry) -> _Index:
     return index
 
 
-_index = PerRegistry(_build_index, _CACHE_SIZE)
+_index = PerRegistry(_build_index)
 
 
 def rank_tools(request: str, registry: ToolRegistry) -> list[ToolScore]:

@@ -96,9 +96,18 @@ class Catalog:
         (self.tools if kind == "tool" else self.toolsets).setdefault(digest, payload)
 
     def add_lines(self, lines: Iterable[str]) -> None:
+        """Add the tool and toolset lines among ``lines``. A writer writes each description once
+        per file and process, so a log of many files (or restarts) repeats them: a line read
+        before is not parsed again (it would change nothing: a digest's first description
+        stays). Only lines that gave an entry are remembered, so this pass holds at most the
+        catalog's own text, whatever the log's length."""
+        read: set[str] = set()
         for line in lines:
-            if catalog_candidate(line):
-                self.add(catalog_entry(line))
+            if catalog_candidate(line) and line not in read:
+                entry = catalog_entry(line)
+                if entry is not None:
+                    read.add(line)
+                    self.add(entry)
 
     def to_json(self) -> dict[str, Any]:
         return {"tools": self.tools, "toolsets": self.toolsets}

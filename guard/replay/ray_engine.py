@@ -31,6 +31,10 @@ READ_CPUS = 0.25
 BLOCK_LINES = 2048
 BATCH_LINES = 512
 _CHUNK_BYTES = 1 << 20
+#: The catalog pass sends a repeated tool or toolset line once per file (the driver would parse it
+#: again for nothing: a digest's first description stays); it remembers at most this many lines.
+_SENT_LINES = 65_536
+_CATALOG_PREFIXES = ('{"type":"tool","v":1,', '{"type":"toolset","v":1,')
 
 
 def _ray() -> Any:
@@ -54,6 +58,17 @@ def _datasource(paths: list[str], catalog_only: bool) -> Any:
             import pyarrow as pa
 
             rest, lines = b"", []
+            sent: set[str] = set()  # the catalog pass: tool lines already sent (a file may repeat them)
+
+            def wanted(text: str) -> bool:
+                if not catalog_only:
+                    return True
+                if not catalog_candidate(text) or text in sent:
+                    return False
+                if text.startswith(_CATALOG_PREFIXES) and len(sent) < _SENT_LINES:
+                    sent.add(text)
+                return True
+
             while True:
                 chunk = f.read(_CHUNK_BYTES)
                 if not chunk:
@@ -62,14 +77,14 @@ def _datasource(paths: list[str], catalog_only: bool) -> Any:
                 rest = parts.pop()
                 for part in parts:
                     text = part.decode("utf-8", "replace")
-                    if text.strip() and (not catalog_only or catalog_candidate(text)):
+                    if text.strip() and wanted(text):
                         lines.append(text)
                 if len(lines) >= BLOCK_LINES:
                     yield pa.table({"text": lines})
                     lines = []
             if rest.strip():
                 text = rest.decode("utf-8", "replace")
-                if not catalog_only or catalog_candidate(text):
+                if wanted(text):
                     lines.append(text)
             if lines:
                 yield pa.table({"text": lines})
