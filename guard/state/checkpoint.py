@@ -83,7 +83,9 @@ from guard.state.redis import (
     check_key_prefix,
     cluster_client,
     is_cluster_url,
+    node_of,
     plain_url,
+    arefresh_slots,
     redact_url,
     refresh_slots,
 )
@@ -142,6 +144,16 @@ _MOVED_OR_GONE = (
     redis.exceptions.TryAgainError,
     redis.exceptions.SlotNotCoveredError,
 )
+
+
+def _first_key(batch: _Batch) -> str | None:
+    """The thread key a batch's commands touch first (None for a keyless one, ``TIME``)."""
+    for command in batch.commands:
+        if command[0] in ("EVAL", "EVALSHA"):
+            return str(command[3]) if int(command[2]) > 0 else None
+        if len(command) > 1:
+            return str(command[1])
+    return None
 
 
 @dataclass
@@ -333,18 +345,20 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
             return replies[0][len(batch.registry) :]
         return replies[1 if batch.registry and batch.registry_first else 0]
 
-    def _retry(self, exc: Exception, attempt: int) -> bool:
-        """Whether a failed batch is sent once more: on a cluster, after a connection error or a
-        slot that moved, once the slot map is re-read (redis-py does not re-read it after a
-        failed pipeline; the slot's master may have died and its replica taken over). A timeout
-        is never retried (a hung node would cost twice the budget); a write sent twice writes the
-        same values."""
-        return self.cluster and attempt == 0 and isinstance(exc, _MOVED_OR_GONE)
+    def _retry(self, exc: Exception, attempt: int, moved: bool) -> bool:
+        """Whether a failed batch is sent once more: on a cluster, once the slot map is re-read
+        (redis-py does not re-read it after a failed transaction), after a connection error or a
+        redirection, or after a timeout when the map now sends the batch elsewhere (the master
+        hung and its replica took over); a timeout on a node that still serves the slot is not
+        retried (a hung node would cost twice the budget). A write sent twice writes the same values."""
+        return self.cluster and attempt == 0 and (moved or isinstance(exc, _MOVED_OR_GONE))
 
     def _execute(self, batch: _Batch, operation: str) -> list[Any]:
         if not batch.commands:
             return []
+        key = _first_key(batch)
         for attempt in range(2):
+            before = node_of(self._sync, key) if self.cluster else None
             try:
                 replies = []
                 for commands, atomic in self._rounds(batch):
@@ -354,16 +368,20 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
                     replies.append(pipe.execute())
                 return self._replies(batch, replies)
             except REDIS_ERRORS as exc:
+                moved = False
                 if self.cluster and self._sync is not None:
-                    refresh_slots(self._sync)
-                if not self._retry(exc, attempt):
+                    refresh_slots(self._sync, key)
+                    moved = node_of(self._sync, key) != before
+                if not self._retry(exc, attempt, moved):
                     raise self._error(operation, exc) from exc
         raise AssertionError("unreachable")
 
     async def _aexecute(self, batch: _Batch, operation: str) -> list[Any]:
         if not batch.commands:
             return []
+        key = _first_key(batch)
         for attempt in range(2):
+            before = node_of(self._aclients.get(asyncio.get_running_loop()), key) if self.cluster else None
             try:
                 replies = []
                 for commands, atomic in self._rounds(batch):
@@ -374,12 +392,11 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
                 return self._replies(batch, replies)
             except REDIS_ERRORS as exc:
                 client = self._aclients.get(asyncio.get_running_loop())
-                if isinstance(client, aredis_cluster.RedisCluster):  # as refresh_slots, for the async client
-                    try:
-                        await client.nodes_manager.initialize()
-                    except REDIS_ERRORS:
-                        pass
-                if not self._retry(exc, attempt):
+                moved = False
+                if isinstance(client, aredis_cluster.RedisCluster):
+                    await arefresh_slots(client, key)
+                    moved = node_of(client, key) != before
+                if not self._retry(exc, attempt, moved):
                     raise self._error(operation, exc) from exc
         raise AssertionError("unreachable")
 

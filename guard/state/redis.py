@@ -245,25 +245,53 @@ def check_key_prefix(prefix: str) -> str:
     return prefix
 
 
+class _FailFastCluster(redis.cluster.RedisCluster):
+    """redis-py's cluster client, except that a timeout is not retried: a hung node would cost
+    twice the budget (as on a single Redis, only a connection error is retried)."""
+
+    ERRORS_ALLOW_RETRY = (
+        redis.exceptions.ConnectionError,
+        redis.exceptions.ClusterDownError,
+        redis.exceptions.SlotNotCoveredError,
+    )
+
+
 def cluster_client(url: str, **kwargs: Any) -> redis.cluster.RedisCluster:
     """A ``RedisCluster`` for a cluster URL, failing fast: one immediate retry of a connection
-    error (after which redis-py re-reads the slot map), no back-off sleeps. It connects at once
-    (it reads the slot map), so callers build it when first needed."""
-    return redis.cluster.RedisCluster.from_url(plain_url(url), retry=Retry(NoBackoff(), 1), **kwargs)
+    error (after which redis-py has re-read the slot map), none of a timeout, no back-off sleeps.
+    It connects at once (it reads the slot map), so callers build it when first needed."""
+    return _FailFastCluster.from_url(plain_url(url), retry=Retry(NoBackoff(), 1), **kwargs)
 
 
 #: What a Redis (Cluster) client raises when the backend fails.
 REDIS_ERRORS = (redis.exceptions.RedisError, redis.exceptions.RedisClusterException)
 
 
-def refresh_slots(client: Any) -> None:
-    """Re-read a cluster client's slot map after a failure (best effort: it may fail too).
-
-    redis-py does so itself after a connection error of a single command, but not after one in a
-    pipeline or a transaction, nor for a command sent to a node's own connection: without this a
-    client whose master died would keep asking it after its replica took over."""
+def node_of(client: Any, key: str | None) -> str | None:
+    """The name of the node a cluster client would send ``key`` to now (None if unknown)."""
     try:
-        client.nodes_manager.initialize()
+        return None if key is None else str(client.get_node_from_key(key).name)
+    except (*REDIS_ERRORS, LookupError, AttributeError):
+        return None
+
+
+def refresh_slots(client: Any, key: str | None = None) -> None:
+    """Re-read a cluster client's slot map after a failure on ``key`` (best effort: it may fail too).
+
+    redis-py does so itself after a connection error or a timeout of a single command, but not
+    after one in a transaction, nor for a command sent to a node's own connection: without this a
+    client whose master died would keep asking it after its replica took over. The node that
+    served ``key`` is asked last (a hung one would cost a timeout more)."""
+    try:
+        client.nodes_manager.initialize(last_failed_node_name=node_of(client, key))
+    except REDIS_ERRORS:
+        pass
+
+
+async def arefresh_slots(client: Any, key: str | None = None) -> None:
+    """``refresh_slots`` for redis-py's asyncio cluster client."""
+    try:
+        await client.nodes_manager.initialize(last_failed_node_name=node_of(client, key))
     except REDIS_ERRORS:
         pass
 
@@ -375,13 +403,16 @@ class RedisStore(StateStore):
             return self._probe_client
 
     @contextmanager
-    def _backend(self, operation: str) -> Iterator[None]:
+    def _backend(self, operation: str, refresh: bool = False, key: str | None = None) -> Iterator[None]:
+        """Redis errors become ``StateBackendError``. With ``refresh`` (a pipeline, or a command
+        sent to a node's own connection, around ``key``), a cluster client re-reads its slot map
+        after one (``refresh_slots``); single commands and scripts leave that to redis-py."""
         try:
             self._r  # a cluster client is built (and reads the slot map) on first use
             yield
         except REDIS_ERRORS as exc:
-            if self.cluster and self._client is not None:
-                refresh_slots(self._client)
+            if refresh and self.cluster and self._client is not None:
+                refresh_slots(self._client, key)
             raise StateBackendError(f"Redis state backend {self.url} failed during {operation}: {exc}") from exc
 
     def _write(self, key: str, command: Callable[[Any], Any]) -> Any:
@@ -398,7 +429,12 @@ class RedisStore(StateStore):
         pipe = client.pipeline(transaction=False)
         command(pipe)
         pipe.execute_command("WAIT", self.wait_replicas, self._wait_ms)
-        reply, acknowledged = pipe.execute()  # a failure re-reads the slot map (_backend)
+        try:
+            reply, acknowledged = pipe.execute()
+        except REDIS_ERRORS:
+            if self.cluster:
+                refresh_slots(self._r, key)
+            raise
         if int(acknowledged) < self.wait_replicas:
             raise redis.exceptions.RedisError(
                 f"written on the master but acknowledged by {acknowledged} of {self.wait_replicas} replicas "
@@ -458,7 +494,7 @@ class RedisStore(StateStore):
             return bool(self._write(keys[0], lambda c: self._acquire(keys=keys, args=args, client=c)))
 
     def all_circuits(self) -> dict[str, CircuitStatus]:
-        with self._backend("all_circuits"):
+        with self._backend("all_circuits", refresh=True):
             tools = sorted(self._r.smembers(f"{self._p}{CIRCUITS_KEY}"))
             pipe = self._r.pipeline(transaction=False)
             for tool in tools:
@@ -508,7 +544,7 @@ class RedisStore(StateStore):
         self, thread_id: str | None = None, *, limit: int = 100, after: PageCursor | None = None
     ) -> EscalationPage:
         args = [repr(self._clock()), "" if after is None else repr(after[0]), "" if after is None else after[1], limit + 1]
-        with self._backend("escalation_page"):
+        with self._backend("escalation_page", refresh=True, key=self._pending_key(thread_id)):
             flat = self._page(keys=[self._pending_key(thread_id)], args=args)
             entries = [(float(score), eid) for eid, score in zip(flat[::2], flat[1::2], strict=True)]
             pipe = self._r.pipeline(transaction=False)

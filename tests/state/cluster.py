@@ -7,7 +7,9 @@ Every wait polls with a deadline and fails naming what it waited for; a missing 
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -32,7 +34,7 @@ def wait_for(what: str, check: Callable[[], bool], timeout: float = READY_SECOND
         try:
             if check():
                 return time.monotonic() - start
-        except (redis.exceptions.RedisError, OSError):
+        except (redis.exceptions.RedisError, OSError, RuntimeError):  # RuntimeError: StateBackendError
             pass
         if time.monotonic() - start > timeout:
             pytest.fail(f"waited {timeout:g} s for {what}")
@@ -118,8 +120,18 @@ class Node:
             self.process.kill()
             self.process.wait(timeout=10)
 
+    def pause(self) -> None:
+        """SIGSTOP: the master hangs, connections open but nothing answers, as a stuck host does."""
+        assert self.process is not None
+        os.kill(self.process.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        assert self.process is not None
+        os.kill(self.process.pid, signal.SIGCONT)
+
     def stop(self) -> None:
         if self.alive():
+            self.resume()  # a paused process would not act on SIGTERM
             assert self.process is not None
             self.process.terminate()
             try:
