@@ -19,9 +19,14 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from guard.taxonomy import Action, Category
 
 
+#: ``json.dumps`` builds an encoder per call when given options; these are built once (same output).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+_JSONABLE = json.JSONEncoder(default=repr)
+
+
 def canonical_json(value: Any) -> str:
     """A stable text form for hashing and comparing arguments (sorted keys, no spaces)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return _CANONICAL.encode(value)
 
 
 def short_hash(value: Any) -> str:
@@ -87,7 +92,7 @@ def _as_id(value: Any) -> str | None:
 def _jsonable(value: Any) -> Any:
     """Round-trip through JSON so odd objects (sets, bytes, classes) cannot break hashing later."""
     try:
-        return json.loads(json.dumps(value, default=repr))
+        return json.loads(_JSONABLE.encode(value))
     except (TypeError, ValueError, RecursionError):
         # reprlib's repr is bounded in depth and length: a value nested thousands deep, whose
         # plain repr would recurse as deep, becomes short text the arguments check reports

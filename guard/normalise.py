@@ -35,8 +35,25 @@ def normalise_text(s: str) -> str:
     Digits and letters are also split apart ("2pm" -> "2 pm", "28th" -> "28 th", "3km" -> "3 km")
     so that the written variants of numbers, units and times line up token for token; thousands
     separators are dropped first ("50,000-100,000" -> "50000 100000").
+
+    Short texts (argument values, enum members, parameter names: the same few thousand in every
+    call of every tool set) are cached; long ones (messages, descriptions) are not kept.
     """
+    if type(s) is str and len(s) <= _SHORT_TEXT:
+        return _normalise_short(s)
+    return _normalise(s)
+
+
+#: The longest text ``normalise_text`` caches, and how many it keeps (at most a few MB).
+_SHORT_TEXT = 128
+_SHORT_TEXTS = 16_384
+
+
+def _normalise(s: str) -> str:
     return " ".join(_TOKEN.findall(_THOUSANDS.sub("", unicodedata.normalize("NFKC", s).casefold())))
+
+
+_normalise_short = lru_cache(maxsize=_SHORT_TEXTS)(_normalise)
 
 
 # --- numbers ----------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import re
 import reprlib
 import time
@@ -616,6 +617,23 @@ _NOT_PLAIN = frozenset(Validator.VALIDATORS) - _PLAIN_KEYWORDS | {"$schema"}
 #: (and to its time budget).
 _PLAIN_NODES = 1_000
 _TYPES = Validator.TYPE_CHECKER
+#: The kind of value each keyword family applies to, read as Draft 2020-12's type checker reads it
+#: (a bool is no number; any ``numbers.Number`` is one): direct tests, as long as the validator
+#: keeps that checker (else its own ``is_type``).
+if _TYPES is Draft202012Validator.TYPE_CHECKER:
+    def _kind(instance: Any) -> str | None:
+        if isinstance(instance, str):
+            return "string"
+        if isinstance(instance, dict):
+            return "object"
+        if isinstance(instance, list):
+            return "array"
+        if isinstance(instance, numbers.Number) and not isinstance(instance, bool):
+            return "number"
+        return None
+else:  # pragma: no cover - a validator with a type checker of its own
+    def _kind(instance: Any) -> str | None:
+        return next((k for k in ("string", "object", "array", "number") if _TYPES.is_type(instance, k)), None)
 
 
 def plainly_valid(schema: Any, instance: Any, format_checker: FormatChecker | None = None) -> bool:
@@ -651,13 +669,14 @@ def _plain(schema: Any, instance: Any, format_checker: FormatChecker | None, nod
         types = [types] if isinstance(types, str) else types
         if not isinstance(types, list) or not any(is_type(instance, t) for t in types):
             return False
+    kind = _kind(instance)
     if "enum" in schema:
         enum = schema["enum"]
         if not isinstance(enum, list) or canonical(instance) not in members(enum):
             return False
     if "format" in schema and format_checker is not None and not format_checker.conforms(instance, schema["format"]):
         return False
-    if is_type(instance, "string"):
+    if kind == "string":
         if "pattern" in schema:
             linear, compiled = _compiled(schema["pattern"])
             if not linear or compiled.search(instance.encode("utf-8")) is None:
@@ -666,7 +685,7 @@ def _plain(schema: Any, instance: Any, format_checker: FormatChecker | None, nod
             return False
         if "maxLength" in schema and len(instance) > schema["maxLength"]:
             return False
-    elif is_type(instance, "number"):
+    elif kind == "number":
         if "minimum" in schema and instance < schema["minimum"]:
             return False
         if "maximum" in schema and instance > schema["maximum"]:
@@ -675,7 +694,7 @@ def _plain(schema: Any, instance: Any, format_checker: FormatChecker | None, nod
             return False
         if "exclusiveMaximum" in schema and instance >= schema["exclusiveMaximum"]:
             return False
-    elif is_type(instance, "object"):
+    elif kind == "object":
         properties = schema.get("properties", {})
         if not isinstance(properties, dict):
             return False
@@ -693,7 +712,7 @@ def _plain(schema: Any, instance: Any, format_checker: FormatChecker | None, nod
                     return False
             elif not extra and extras:
                 return False
-    elif is_type(instance, "array"):
+    elif kind == "array":
         if "items" in schema:
             items = schema["items"]
             if items is False:
