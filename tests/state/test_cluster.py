@@ -126,6 +126,10 @@ def test_a_cluster_url_in_the_configuration_or_the_variable_selects_the_cluster(
     assert isinstance(store, ResilientStore) and isinstance(store.inner, RedisStore) and store.inner.cluster
     assert store.ping() and store.incr_retries("t1", "sig", ttl_seconds=60) == RetryCounts(1, 1)
     store.close()
+    waiting = make_store(StateConfig(backend="redis", redis_url=redis_cluster.url, key_prefix=key_prefix, wait_replicas=1))
+    assert waiting.inner.wait_replicas == 1  # type: ignore[attr-defined]
+    assert waiting.incr_retries("t1", "sig", ttl_seconds=60) == RetryCounts(2, 2)  # a replica acknowledged it
+    waiting.close()
     monkeypatch.setenv(REDIS_URL_ENV, redis_cluster.url)
     saver = make_checkpointer(key_prefix=key_prefix)
     assert isinstance(saver, PlainRedisSaver) and saver.cluster and saver.ping()
