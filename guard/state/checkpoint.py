@@ -88,6 +88,7 @@ from guard.state.redis import (
     arefresh_slots,
     redact_url,
     refresh_slots,
+    seed_nodes,
 )
 
 logger = logging.getLogger(__name__)
@@ -320,7 +321,10 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
             client: aredis.Redis | aredis_cluster.RedisCluster
             if self.cluster:
                 client = aredis_cluster.RedisCluster.from_url(
-                    plain_url(self._url), retry=AsyncRetry(NoBackoff(), 1), **self._client_kwargs
+                    plain_url(self._url),
+                    retry=AsyncRetry(NoBackoff(), 1),
+                    startup_nodes=[aredis_cluster.ClusterNode(h, p) for h, p in seed_nodes(self._url)],
+                    **self._client_kwargs,
                 )
             else:
                 client = aredis.Redis.from_url(self._url, retry=AsyncRetry(NoBackoff(), 1), **self._client_kwargs)
@@ -384,8 +388,13 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
             before = node_of(self._aclients.get(asyncio.get_running_loop()), key) if self.cluster else None
             try:
                 replies = []
+                client = self._aclient()
+                if isinstance(client, aredis_cluster.RedisCluster):
+                    # read the slot map first (idempotent): a transaction on a client not yet
+                    # initialized leaves a connection behind that its aclose() then fails on
+                    await client.initialize()
                 for commands, atomic in self._rounds(batch):
-                    pipe = self._aclient().pipeline(transaction=atomic)
+                    pipe = client.pipeline(transaction=atomic)
                     for command in commands:
                         pipe.execute_command(*command)
                     replies.append(await pipe.execute())

@@ -31,8 +31,9 @@ class StateConfig(_Strict):
     backend: Literal["memory", "redis"] = "memory"
     redis_url: str | None = Field(
         None,
-        description="redis://… (one server) or redis+cluster://host:port (any node of a Redis Cluster; "
-        "rediss+cluster:// with TLS) URL; GUARD_REDIS_URL fills it when unset",
+        description="redis://… (one server) or redis+cluster://host:port[,host:port…] (nodes of a Redis "
+        "Cluster, the first that answers is asked for the slot map; rediss+cluster:// with TLS) URL; "
+        "GUARD_REDIS_URL fills it when unset",
     )
     key_prefix: str = Field("guard:", description="prefix of every key; no '{' or '}' (the keys' cluster hash tags follow it)")
     on_backend_error: BackendErrorMode = Field(

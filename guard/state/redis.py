@@ -223,10 +223,28 @@ def is_cluster_url(url: str) -> bool:
 
 
 def plain_url(url: str) -> str:
-    """A cluster URL with the scheme redis-py's ``RedisCluster.from_url`` takes; others unchanged."""
+    """A cluster URL as redis-py's ``RedisCluster.from_url`` takes it (plain scheme, the first
+    node only: see ``seed_nodes``); other URLs unchanged."""
     parts = urlsplit(url)
     scheme = CLUSTER_SCHEMES.get(parts.scheme.lower())
-    return url if scheme is None else urlunsplit(parts._replace(scheme=scheme))
+    if scheme is None:
+        return url
+    userinfo, at, hosts = parts.netloc.rpartition("@")
+    return urlunsplit(parts._replace(scheme=scheme, netloc=f"{userinfo}{at}{hosts.split(',')[0]}"))
+
+
+def seed_nodes(url: str) -> list[tuple[str, int]]:
+    """The nodes a cluster URL names after the first (``redis+cluster://h1:6379,h2:6379,h3:6379``):
+    redis-py reads the slot map from the first that answers, so a client can start while one of
+    them is down."""
+    hosts = urlsplit(url).netloc.rpartition("@")[2].split(",")[1:]
+    seeds = []
+    for host in filter(None, (h.strip() for h in hosts)):
+        name, colon, port = host.rpartition(":") if not host.endswith("]") else (host, "", "")
+        if not colon or not port.isdigit():
+            name, port = host, "6379"
+        seeds.append((name.strip("[]"), int(port)))
+    return seeds
 
 
 def tag(value: str) -> str:
@@ -260,7 +278,8 @@ def cluster_client(url: str, **kwargs: Any) -> redis.cluster.RedisCluster:
     """A ``RedisCluster`` for a cluster URL, failing fast: one immediate retry of a connection
     error (after which redis-py has re-read the slot map), none of a timeout, no back-off sleeps.
     It connects at once (it reads the slot map), so callers build it when first needed."""
-    return _FailFastCluster.from_url(plain_url(url), retry=Retry(NoBackoff(), 1), **kwargs)
+    seeds = [redis.cluster.ClusterNode(host, port) for host, port in seed_nodes(url)]
+    return _FailFastCluster.from_url(plain_url(url), retry=Retry(NoBackoff(), 1), startup_nodes=seeds, **kwargs)
 
 
 #: What a Redis (Cluster) client raises when the backend fails.
@@ -395,6 +414,7 @@ class RedisStore(StateStore):
                     self._probe_client = redis.cluster.RedisCluster.from_url(
                         plain_url(self._url), socket_timeout=t, socket_connect_timeout=t,
                         retry=Retry(NoBackoff(), 0), decode_responses=True,
+                        startup_nodes=[redis.cluster.ClusterNode(h, p) for h, p in seed_nodes(self._url)],
                     )  # fmt: skip
                 else:
                     self._probe_client = redis.Redis.from_url(

@@ -136,6 +136,20 @@ def test_a_cluster_url_in_the_configuration_or_the_variable_selects_the_cluster(
     saver.close()
 
 
+async def test_a_url_may_name_several_nodes_and_the_first_may_be_down(redis_cluster: Cluster, key_prefix: str) -> None:
+    redis_cluster.wait_healthy()
+    url = f"redis+cluster://127.0.0.1:{free_port()},{redis_cluster.nodes[1].address},{redis_cluster.nodes[2].address}"
+    store = RedisStore(url, key_prefix=key_prefix)
+    assert store.incr_retries("t1", "sig", ttl_seconds=60) == RetryCounts(1, 1) and store.ping()
+    store.close()
+    saver = PlainRedisSaver(url, key_prefix=key_prefix)
+    stored = saver.put({"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}, empty_checkpoint(), {"step": 1}, {})
+    found = await saver.aget_tuple(stored)  # the async client too
+    assert found is not None and found.metadata["step"] == 1
+    await saver.aclose()
+    saver.close()
+
+
 def test_an_unreachable_cluster_degrades_the_store_and_refuses_the_checkpointer() -> None:
     url = f"redis+cluster://guard:s3cret@127.0.0.1:{free_port()}"
     store = make_store(StateConfig(backend="redis", redis_url=url, timeout_ms=200))  # builds without connecting
