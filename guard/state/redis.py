@@ -1,8 +1,8 @@
 """Shared state in Redis, so that every guard replica sees the same budgets, circuits and escalations.
 
-Each operation is one round trip and atomic on the server: retry counts with MULTI/EXEC, circuits,
-probes and escalation transitions with Lua scripts, so two replicas can never both open a circuit
-from a stale read or both apply an answer.
+Each operation is atomic on the server, one Lua script (retry counts, circuits, probes, escalation
+transitions) or one command, so two replicas can never both open a circuit from a stale read or
+both apply an answer; it costs one round trip (a tool result two: the ``{circuits}`` list first).
 
 **Keys** (all under ``key_prefix``). Each carries a Redis Cluster hash tag, the part in ``{...}``,
 chosen so that every transaction and script touches one slot only: on a single Redis the tags are
@@ -38,16 +38,22 @@ Circuit times come from the calling replica's clock (injectable); budget and pro
 server's. The layout changed when the tags came in (before, ``retries:t1``, ``circuit:search``,
 ``escalation:<id>``… without tags): state written by an earlier version is not read; see
 docs/operations.md for the upgrade.
+
+**Redis Cluster** (``redis+cluster://node[,node…]``): redis-py's ``RedisCluster``, built on first
+use, retrying a refused connection once and a timeout never (a hung master costs a decision its
+budget, not twice), re-reading the slot map after a failure, so a failover heals without a
+restart. ``wait_replicas`` sends ``WAIT`` after each write (see ``RedisStore._write``) for what
+asynchronous replication would otherwise lose on a failover.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
-import threading
 from urllib.parse import urlsplit, urlunsplit
 
 import redis
