@@ -42,7 +42,8 @@ EXAMPLES_PER_CHANGE = 5
 INTERRUPT = Action.ASK_HUMAN.value
 #: The tool label of a call to a tool its toolset does not hold (names a model invents are unbounded).
 UNKNOWN_TOOL = "__unknown__"
-_SKIP_PREFIXES = ('{"type":"tool","v":1,', '{"type":"toolset","v":1,', '{"type":"outcome","v":1,')
+#: Lines the writer starts so: its tool, toolset and outcome records, which a replay only counts (by type).
+COUNTED_ONLY = ('{"type":"tool","v":1,', '{"type":"toolset","v":1,', '{"type":"outcome","v":1,')
 #: Registries (and guards) kept, by toolset.
 CACHE_SIZE = 4096
 
@@ -283,7 +284,7 @@ class Replayer:
         text = text.strip()
         if not text:
             return
-        if text.startswith(_SKIP_PREFIXES):  # the writer's own tool, toolset and outcome lines: no need to parse
+        if text.startswith(COUNTED_ONLY):  # the writer's own tool, toolset and outcome lines: no need to parse
             diff.saw(text[9:text.index('"', 9)])
             return
         try:

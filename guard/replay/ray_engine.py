@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from guard.policy import Policy
-from guard.replay.core import Catalog, Diff, Replayer, catalog_candidate, catalog_entry, replay_policy
+from guard.replay.core import COUNTED_ONLY, Catalog, Diff, Replayer, catalog_candidate, catalog_entry, replay_policy
 
 #: The CPU share each read task asks for.
 READ_CPUS = 0.25
@@ -60,14 +60,19 @@ def _datasource(paths: list[str], catalog_only: bool) -> Any:
             rest, lines = b"", []
             sent: set[str] = set()  # the catalog pass: tool lines already sent (a file may repeat them)
 
-            def wanted(text: str) -> bool:
+            def sent_as(text: str) -> str | None:
+                """What a (non-blank) line is sent as, None for not at all. The catalog pass sends
+                tool and toolset lines, each once. The replay pass sends the writer's own tool,
+                toolset and outcome lines (half of a log's bytes) as the prefix the replayer
+                counts them by, and reads nothing else of: the same count, without the bytes."""
                 if not catalog_only:
-                    return True
+                    stripped = text.strip()
+                    return next((p for p in COUNTED_ONLY if stripped.startswith(p)), text)
                 if not catalog_candidate(text) or text in sent:
-                    return False
+                    return None
                 if text.startswith(_CATALOG_PREFIXES) and len(sent) < _SENT_LINES:
                     sent.add(text)
-                return True
+                return text
 
             while True:
                 chunk = f.read(_CHUNK_BYTES)
@@ -77,15 +82,15 @@ def _datasource(paths: list[str], catalog_only: bool) -> Any:
                 rest = parts.pop()
                 for part in parts:
                     text = part.decode("utf-8", "replace")
-                    if text.strip() and wanted(text):
-                        lines.append(text)
+                    if text.strip() and (line := sent_as(text)) is not None:
+                        lines.append(line)
                 if len(lines) >= BLOCK_LINES:
                     yield pa.table({"text": lines})
                     lines = []
             if rest.strip():
                 text = rest.decode("utf-8", "replace")
-                if wanted(text):
-                    lines.append(text)
+                if (line := sent_as(text)) is not None:
+                    lines.append(line)
             if lines:
                 yield pa.table({"text": lines})
 
