@@ -111,8 +111,17 @@ class GroundingConfig(_Strict):
     """What the grounding check traces, and how loosely a value may match its source."""
 
     enabled: bool = True
-    min_fuzzy_score: float = Field(90.0, ge=0, le=100, description="rapidfuzz partial ratio for a match")
-    min_value_length: int = Field(1, ge=0, description="shorter strings are not checked")
+    min_fuzzy_score: float = Field(
+        90.0, ge=0, le=100,
+        description="rapidfuzz partial ratio for a match; a consequential value (guard.checks.risk: an identifier, "
+        "contact, amount, path) needs at least consequential_min_fuzzy_score",
+    )
+    consequential_min_fuzzy_score: float = Field(
+        90.0, ge=0, le=100, description="the partial ratio a consequential value needs: a near miss of an account number is another account",
+    )
+    min_value_length: int = Field(
+        1, ge=0, description="shorter strings are not checked, unless the value is consequential (an id, a PIN, an amount)",
+    )
     ignore_params: list[str] = Field(default_factory=list)
 
 

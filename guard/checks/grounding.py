@@ -394,14 +394,24 @@ def _search(probe: _Probe, group: _Group, cutoff: float) -> GroundingMatch | Non
     return None
 
 
+def _consequential(leaf: _Leaf, index: GroundingIndex) -> bool:
+    """Whether an invented value here does harm (``guard.checks.risk``): an identifier, contact,
+    amount or path is traced at any length and matched strictly."""
+    return risk_of(leaf.name, leaf.schemas, leaf.value, index.said.haystack).level == "consequential"
+
+
 def _ground_lexically(leaf: _Leaf, index: GroundingIndex, ctx: CheckContext) -> GroundingMatch | None:
     if match := _from_schema(leaf):
         return match
     value = leaf.value if isinstance(leaf.value, (str, int, float)) else str(leaf.value)
     probe = _probe(value, index.today)
-    cutoff = ctx.policy.checks.grounding.min_fuzzy_score
+    config = ctx.policy.checks.grounding
+    strict = max(config.min_fuzzy_score, config.consequential_min_fuzzy_score)
     for group in (index.said, index.results):
-        if match := _search(probe, group, cutoff):
+        match = _search(probe, group, config.min_fuzzy_score)
+        if match is not None and match.score * 100 < strict and _consequential(leaf, index):
+            match = _search(probe, group, strict)  # an identifier, contact or amount: a near miss is another value
+        if match is not None:
             return match
     description = next((str(s["description"]) for s in leaf.schemas if s.get("description")), "")
     if derived := derive(leaf.value, leaf.name, ctx.conversation.said_texts, description=description, today=index.today):
@@ -440,7 +450,7 @@ def _traced(ctx: CheckContext) -> list[tuple[_Leaf, GroundingMatch | SemanticSki
     index: GroundingIndex = ctx.conversation.grounding_index
     leaves = [
         leaf for leaf in _leaves(ctx.args, ctx.spec.parameters, frozenset(config.ignore_params))
-        if _checked(leaf.value, config.min_value_length)
+        if _checked(leaf.value, config.min_value_length) or (_checked(leaf.value, 1) and _consequential(leaf, index))
     ]
     matches: list[GroundingMatch | SemanticSkip | None] = [_ground_lexically(leaf, index, ctx) for leaf in leaves]
     unmatched = [i for i, m in enumerate(matches) if m is None]

@@ -38,6 +38,7 @@ PARAMETERS = {
         },
         "hotel_id": {"type": "integer"},
         "hotel": {"type": "string"},
+        "recipient": {"type": "string", "description": "who receives the contract"},
         "query": {"type": "string"},
         "note": {"type": "string"},
     },
@@ -206,6 +207,24 @@ def test_empty_and_missing_values_are_not_traced():
 def test_ignored_parameters_and_short_strings_are_not_traced():
     policy = Policy.model_validate({"checks": {"grounding": {"ignore_params": ["note"], "min_value_length": 3}}})
     assert findings({"note": "invented", "hotel": "ab", "query": "xyz"}, [], policy=policy) == ["$.query"]
+
+
+def test_a_consequential_value_is_traced_at_any_length_and_matched_strictly():
+    """Loosened matching (a lower fuzzy score, short strings skipped) applies to ordinary values; an
+    identifier, recipient, contact or amount is still traced when short, and a near miss of it is
+    another value, not a match (guard.checks.risk)."""
+    loose = Policy.model_validate({"checks": {"grounding": {"min_fuzzy_score": 80, "min_value_length": 4}}})
+    said = [{"role": "user", "content": "Send the contract to Johanna Schmidt and book the Grand Hotel Bellevue."}]
+    # partial ratios: "johanna smith" 84.6, "grand hotl belvu" 87.5, "johanna schmitt" 93.3
+    assert findings({"recipient": "Johanna Smith"}, said, policy=loose) == ["$.recipient"]  # another person
+    assert findings({"hotel": "Grand Hotl Belvu"}, said, policy=loose) == []  # ordinary: the loose score holds
+    assert findings({"recipient": "Johanna Schmitt"}, said, policy=loose) == []  # above the consequential floor (90)
+    stricter = Policy.model_validate({"checks": {"grounding": {"consequential_min_fuzzy_score": 95}}})
+    assert findings({"recipient": "Johanna Schmitt"}, said, policy=stricter) == ["$.recipient"]
+    # short strings: skipped when ordinary, traced when consequential
+    assert findings({"hotel": "Ibs", "recipient": "Al"}, said, policy=loose) == ["$.recipient"]
+    # by default (90 and 90, every length) the ordinary near miss is a finding as before
+    assert findings({"hotel": "Grand Hotl Belvu", "recipient": "Johanna Smith"}, said) == ["$.hotel", "$.recipient"]
 
 
 def test_disabled_check_and_unknown_tool_report_nothing():
