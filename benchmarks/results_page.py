@@ -305,8 +305,12 @@ def analysis_sections(out: Path) -> list[str]:
                       scorer.markdown(compared, scorer.MAX_FALSE_INTERRUPTS), ""]
     transfer = out / "transfer" / "transfer.md"
     if transfer.is_file():
-        lines += ["## Transfer", "", f"`guard bench transfer all --out {transfer.parent}`:", "",
-                  transfer.read_text(encoding="utf-8").strip(), ""]
+        body = transfer.read_text(encoding="utf-8").strip().splitlines()
+        if body and body[0].startswith("# "):
+            body = body[1:]  # the section's own title stands for it
+        # the table's headings sit under this page's section: one level down
+        body = [f"#{line}" if line.startswith("#") else line for line in body]
+        lines += ["## Transfer", "", f"`guard bench transfer all --out {transfer.parent}`:", "", *body, ""]
     return lines
 
 
