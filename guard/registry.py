@@ -30,11 +30,11 @@ from guard.models import canonical_json, short_hash
 
 V = TypeVar("V")
 
-#: How many tools' worth of registries each per-registry derivation (``PerRegistry``) keeps: an
-#: index or vocabulary costs a few kilobytes per tool, so the default holds well under 100 MB
-#: per derivation and covers thousands of distinct tool sets (a replay of ACEBench cycles
-#: through 838, 2,748 tools in all).
-DERIVED_TOOLS = 16_384
+#: How many tools' worth of registries each per-registry derivation (``PerRegistry``) keeps: the
+#: relevance index costs about 5 KB per tool (the preflight vocabulary 1.5 KB), so the default holds
+#: at most about 45 MB for the largest and covers thousands of distinct tool sets (a replay of
+#: ACEBench cycles through 838, 2,748 tools in all).
+DERIVED_TOOLS = 8_192
 
 
 class ToolSchemaError(ValueError):
