@@ -20,6 +20,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -120,22 +121,11 @@ def _log(path: Path) -> str:
 CANDIDATE = "name: candidate\nactions:\n  unknown_tool: block\n"
 
 
-@pytest.fixture
-def guard_service(tmp_path: Path) -> Iterator[str]:
-    """``guard.service:create_app`` under uvicorn on a free loopback port; yields its base URL. The
-    policy is the example policy with a shadow candidate added (the example itself has none)."""
+@contextmanager
+def served_guard(tmp_path: Path, env: dict[str, str]) -> Iterator[str]:
+    """``guard.service:create_app`` under uvicorn on a free loopback port with ``env``; yields its
+    base URL once ``/healthz`` answers (its log in ``tmp_path/guard.log`` otherwise)."""
     port = free_port()
-    (tmp_path / "candidate.yaml").write_text(CANDIDATE, encoding="utf-8")
-    policy = tmp_path / "policy.yaml"
-    policy.write_text((DEPLOY / "policy.yaml").read_text(encoding="utf-8") + "\nshadow: candidate.yaml\n", encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "GUARD_", "PROMETHEUS_MULTIPROC"))}
-    env.update(
-        GUARD_POLICY=str(policy),
-        GUARD_API_TOKEN=TOKEN,
-        GUARD_METRIC_TOOLS="search_flights,get_weather",
-        OTEL_TRACES_EXPORTER="none",
-        PYTHONPATH=str(REPO),
-    )
     log = tmp_path / "guard.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
@@ -152,18 +142,11 @@ def guard_service(tmp_path: Path) -> Iterator[str]:
         _stop(proc)
 
 
-@pytest.fixture
-def prometheus(tmp_path: Path, guard_service: str) -> Iterator[str]:
-    """Debian's prometheus scraping the service every second, with the repository's alert rules."""
+@contextmanager
+def served_prometheus(tmp_path: Path, config: dict[str, Any]) -> Iterator[str]:
+    """Debian's prometheus with ``config`` on a free loopback port; yields its URL once ready."""
     binary = require_binary("prometheus")
     port = free_port()
-    config = {
-        "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
-        "rule_files": [str(ALERTS)],
-        "scrape_configs": [
-            {"job_name": "guard", "metrics_path": "/metrics", "static_configs": [{"targets": [guard_service.removeprefix("http://")]}]}
-        ],
-    }
     config_file = tmp_path / "prometheus.yml"
     config_file.write_text(yaml.safe_dump(config), encoding="utf-8")
     log = tmp_path / "prometheus.log"
@@ -179,6 +162,39 @@ def prometheus(tmp_path: Path, guard_service: str) -> Iterator[str]:
         yield url
     finally:
         _stop(proc)
+
+
+@pytest.fixture
+def guard_service(tmp_path: Path) -> Iterator[str]:
+    """``guard.service:create_app`` under uvicorn on a free loopback port; yields its base URL. The
+    policy is the example policy with a shadow candidate added (the example itself has none)."""
+    (tmp_path / "candidate.yaml").write_text(CANDIDATE, encoding="utf-8")
+    policy = tmp_path / "policy.yaml"
+    policy.write_text((DEPLOY / "policy.yaml").read_text(encoding="utf-8") + "\nshadow: candidate.yaml\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "GUARD_", "PROMETHEUS_MULTIPROC"))}
+    env.update(
+        GUARD_POLICY=str(policy),
+        GUARD_API_TOKEN=TOKEN,
+        GUARD_METRIC_TOOLS="search_flights,get_weather",
+        OTEL_TRACES_EXPORTER="none",
+        PYTHONPATH=str(REPO),
+    )
+    with served_guard(tmp_path, env) as url:
+        yield url
+
+
+@pytest.fixture
+def prometheus(tmp_path: Path, guard_service: str) -> Iterator[str]:
+    """Debian's prometheus scraping the service every second, with the repository's alert rules."""
+    config = {
+        "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
+        "rule_files": [str(ALERTS)],
+        "scrape_configs": [
+            {"job_name": "guard", "metrics_path": "/metrics", "static_configs": [{"targets": [guard_service.removeprefix("http://")]}]}
+        ],
+    }
+    with served_prometheus(tmp_path, config) as url:
+        yield url
 
 
 def _check(url: str, call: dict[str, Any], thread_id: str) -> dict[str, Any]:
