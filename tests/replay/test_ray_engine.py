@@ -36,3 +36,14 @@ def test_ray_and_local_write_the_same_diff_json(bench_log: Path, tmp_path: Path)
     assert (tmp_path / "ray" / "diff.json").read_bytes() == (tmp_path / "local" / "diff.json").read_bytes()
     assert json.loads((tmp_path / "ray" / "run.json").read_text())["engine"] == "ray"
     assert not ray.is_initialized()  # the cluster the command started is gone with it
+
+
+def test_a_catalog_pass_on_ray_data_gives_the_same_diff_json(bench_log: Path, tmp_path: Path, monkeypatch) -> None:
+    """Logs larger than ``CATALOG_IN_DRIVER_BYTES`` have their tool lines collected by Ray Data's
+    read tasks instead of the driver: the same catalog, the same diff."""
+    from guard.replay import ray_engine
+
+    monkeypatch.setattr(ray_engine, "CATALOG_IN_DRIVER_BYTES", 0)
+    paths = shards(bench_log, tmp_path / "shards")
+    new = Policy.model_validate({"actions": {"unknown_tool": "ask_human"}})
+    assert replay(paths, new, engine="ray", workers=2, num_cpus=2).report == replay(paths, new).report
