@@ -618,22 +618,18 @@ _NOT_PLAIN = frozenset(Validator.VALIDATORS) - _PLAIN_KEYWORDS | {"$schema"}
 _PLAIN_NODES = 1_000
 _TYPES = Validator.TYPE_CHECKER
 #: The kind of value each keyword family applies to, read as Draft 2020-12's type checker reads it
-#: (a bool is no number; any ``numbers.Number`` is one): direct tests, as long as the validator
-#: keeps that checker (else its own ``is_type``).
-if _TYPES is Draft202012Validator.TYPE_CHECKER:
-    def _kind(instance: Any) -> str | None:
-        if isinstance(instance, str):
-            return "string"
-        if isinstance(instance, dict):
-            return "object"
-        if isinstance(instance, list):
-            return "array"
-        if isinstance(instance, numbers.Number) and not isinstance(instance, bool):
-            return "number"
-        return None
-else:  # pragma: no cover - a validator with a type checker of its own
-    def _kind(instance: Any) -> str | None:
-        return next((k for k in ("string", "object", "array", "number") if _TYPES.is_type(instance, k)), None)
+#: (a bool is no number; any ``numbers.Number`` is one), by direct tests: ``Validator`` extends that
+#: draft and keeps its type checker (tests/checks/test_plain_validation.py holds it to that).
+def _kind(instance: Any) -> str | None:
+    if isinstance(instance, str):
+        return "string"
+    if isinstance(instance, dict):
+        return "object"
+    if isinstance(instance, list):
+        return "array"
+    if isinstance(instance, numbers.Number) and not isinstance(instance, bool):
+        return "number"
+    return None
 
 
 def plainly_valid(schema: Any, instance: Any, format_checker: FormatChecker | None = None) -> bool:

@@ -36,7 +36,7 @@ _CHUNK_BYTES = 1 << 20
 #: The catalog pass sends a repeated tool or toolset line once per file (the driver would parse it
 #: again for nothing: a digest's first description stays); it remembers at most this many lines.
 _SENT_LINES = 65_536
-_CATALOG_PREFIXES = ('{"type":"tool","v":1,', '{"type":"toolset","v":1,')
+_CATALOG_PREFIXES = tuple(p for p in COUNTED_ONLY if '"tool' in p)  # the tool and toolset lines
 #: The catalog pass over logs up to this size runs in the driver, which reads the files itself (it
 #: sees them: the command checks they exist), parsing each distinct tool line once: about 3 s per
 #: GB on this project's machine, where Ray Data's read tasks took 10 s to start and read 0.7 GB.

@@ -80,15 +80,14 @@ from guard.state import REDIS_URL_ENV
 from guard.state.base import StateBackendError
 from guard.state.redis import (
     REDIS_ERRORS,
+    acluster_client,
     check_key_prefix,
     cluster_client,
     is_cluster_url,
     node_of,
-    plain_url,
     arefresh_slots,
     redact_url,
     refresh_slots,
-    seed_nodes,
 )
 
 logger = logging.getLogger(__name__)
@@ -306,7 +305,7 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
         """True when the server answers; False (never an exception) when it cannot be reached."""
         try:
             return bool(self._client.ping())
-        except (redis.exceptions.RedisError, redis.exceptions.RedisClusterException):
+        except REDIS_ERRORS:
             return False
 
     # -- running batches ----------------------------------------------------------------------------
@@ -320,12 +319,7 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
                 del self._aclients[old]
             client: aredis.Redis | aredis_cluster.RedisCluster
             if self.cluster:
-                client = aredis_cluster.RedisCluster.from_url(
-                    plain_url(self._url),
-                    retry=AsyncRetry(NoBackoff(), 1),
-                    startup_nodes=[aredis_cluster.ClusterNode(h, p) for h, p in seed_nodes(self._url)],
-                    **self._client_kwargs,
-                )
+                client = acluster_client(self._url, **self._client_kwargs)
             else:
                 client = aredis.Redis.from_url(self._url, retry=AsyncRetry(NoBackoff(), 1), **self._client_kwargs)
             self._aclients[loop] = client

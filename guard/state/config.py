@@ -61,6 +61,12 @@ class StateConfig(_Strict):
     @field_validator("key_prefix")
     @classmethod
     def _no_braces(cls, prefix: str) -> str:
-        if "{" in prefix or "}" in prefix:
-            raise ValueError("key_prefix must not contain '{' or '}': the keys' Redis Cluster hash tags follow it")
-        return prefix
+        return check_key_prefix(prefix)
+
+
+def check_key_prefix(prefix: str) -> str:
+    """A key prefix, refused when it holds ``{`` or ``}``: a brace in the prefix would become (part
+    of) every key's hash tag and split the keys one operation touches across cluster slots."""
+    if "{" in prefix or "}" in prefix:
+        raise ValueError(f"key_prefix {prefix!r} must not contain '{{' or '}}': the keys' hash tags follow it")
+    return prefix

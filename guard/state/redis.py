@@ -2,7 +2,7 @@
 
 Each operation is atomic on the server, one Lua script (retry counts, circuits, probes, escalation
 transitions) or one command, so two replicas can never both open a circuit from a stale read or
-both apply an answer; it costs one round trip (a tool result two: the ``{circuits}`` list first).
+both apply an answer; it costs one round trip (a tool result on a cluster two: the ``{circuits}`` list first).
 
 **Keys** (all under ``key_prefix``). Each carries a Redis Cluster hash tag, the part in ``{...}``,
 chosen so that every transaction and script touches one slot only: on a single Redis the tags are
@@ -14,8 +14,8 @@ percent-escaped (``%`` alone for the empty string), so no value can end a tag ea
   ``ttl_seconds`` after the thread's last retry. One slot per thread.
 * ``circuit:{<tool>}``: hash ``failures``, ``opened_at``, ``reason``; ``probes:{<tool>}``: probes in
   flight, expiring after ``reset_seconds``. One slot per tool. ``{circuits}``: set of tool names,
-  added to (``SADD``, before the circuit's script) in a command of its own, so a tool is listed by
-  ``all_circuits`` from its first result on.
+  added to (``SADD``) by the circuit's script on a single Redis, and on a cluster (another slot) in a
+  command of its own before it, so a tool is listed by ``all_circuits`` from its first result on.
 * The escalation registry, one slot, tag ``{esc}``: the cap on pending escalations is global and
   checked in the script that registers one, and answering one moves it out of the global pending
   set in the same step as it changes its status, so these keys must sit together (their traffic is
@@ -57,7 +57,9 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import redis
+import redis.asyncio.cluster
 import redis.cluster
+from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
@@ -76,7 +78,7 @@ from guard.state.base import (
     StateStore,
     circuit_status,
 )
-from guard.state.config import CircuitConfig
+from guard.state.config import CircuitConfig, check_key_prefix
 from guard.state.memory import DEFAULT_RETENTION_SECONDS
 
 # KEYS: the thread's retries hash. ARGV: call field, ttl (ms). The counts after one more retry.
@@ -105,6 +107,10 @@ if reopen or (not opened and failures >= tonumber(ARGV[4])) then
 end
 return {tostring(failures), opened or '', ARGV[2]}
 """
+# On a single Redis the tool is listed in the same script (KEYS[3]: the {circuits} set, ARGV[6]: the
+# tool): one round trip per tool result; on a cluster that set sits on another slot.
+_RECORD_LISTED = "redis.call('SADD', KEYS[3], ARGV[6])\n" + _RECORD
+
 
 # KEYS: circuit hash, probes key. ARGV: now, reset_seconds, max probes, probe ttl (ms).
 _ACQUIRE = """
@@ -261,14 +267,6 @@ def tag(value: str) -> str:
     return "{" + (escaped or "%") + "}"
 
 
-def check_key_prefix(prefix: str) -> str:
-    """A key prefix, refused when it holds ``{`` or ``}``: a brace in the prefix would become (part
-    of) every key's hash tag and split the keys one operation touches across cluster slots."""
-    if "{" in prefix or "}" in prefix:
-        raise ValueError(f"key_prefix {prefix!r} must not contain '{{' or '}}': the keys' hash tags follow it")
-    return prefix
-
-
 class _FailFastCluster(redis.cluster.RedisCluster):
     """redis-py's cluster client, except that a timeout is not retried: a hung node would cost
     twice the budget (as on a single Redis, only a connection error is retried)."""
@@ -280,12 +278,26 @@ class _FailFastCluster(redis.cluster.RedisCluster):
     )
 
 
-def cluster_client(url: str, **kwargs: Any) -> redis.cluster.RedisCluster:
-    """A ``RedisCluster`` for a cluster URL, failing fast: one immediate retry of a connection
-    error (after which redis-py has re-read the slot map), none of a timeout, no back-off sleeps.
-    It connects at once (it reads the slot map), so callers build it when first needed."""
+class _AsyncFailFastCluster(redis.asyncio.cluster.RedisCluster):
+    """The async twin of ``_FailFastCluster``."""
+
+    ERRORS_ALLOW_RETRY = _FailFastCluster.ERRORS_ALLOW_RETRY
+
+
+def cluster_client(url: str, retries: int = 1, **kwargs: Any) -> redis.cluster.RedisCluster:
+    """A ``RedisCluster`` for a cluster URL, failing fast: ``retries`` immediate retries of a
+    connection error (after which redis-py has re-read the slot map), none of a timeout, no
+    back-off sleeps. It connects at once (it reads the slot map), so callers build it when first
+    needed."""
     seeds = [redis.cluster.ClusterNode(host, port) for host, port in seed_nodes(url)]
-    return _FailFastCluster.from_url(plain_url(url), retry=Retry(NoBackoff(), 1), startup_nodes=seeds, **kwargs)
+    return _FailFastCluster.from_url(plain_url(url), retry=Retry(NoBackoff(), retries), startup_nodes=seeds, **kwargs)
+
+
+def acluster_client(url: str, **kwargs: Any) -> redis.asyncio.cluster.RedisCluster:
+    """``cluster_client``'s async twin (one connection retry, no timeout retried); it reads the
+    slot map at its first command or ``initialize()``."""
+    seeds = [redis.asyncio.cluster.ClusterNode(host, port) for host, port in seed_nodes(url)]
+    return _AsyncFailFastCluster.from_url(plain_url(url), retry=AsyncRetry(NoBackoff(), 1), startup_nodes=seeds, **kwargs)
 
 
 #: What a Redis (Cluster) client raises when the backend fails.
@@ -397,6 +409,7 @@ class RedisStore(StateStore):
                 )
             self._incr = client.register_script(_INCR)
             self._record = client.register_script(_RECORD)
+            self._record_listed = client.register_script(_RECORD_LISTED)
             self._acquire = client.register_script(_ACQUIRE)
             self._put = client.register_script(_PUT)
             self._page = client.register_script(_PAGE)
@@ -417,11 +430,9 @@ class RedisStore(StateStore):
             if self._probe_client is None:
                 t = self._ping_timeout
                 if self.cluster:
-                    self._probe_client = redis.cluster.RedisCluster.from_url(
-                        plain_url(self._url), socket_timeout=t, socket_connect_timeout=t,
-                        retry=Retry(NoBackoff(), 0), decode_responses=True,
-                        startup_nodes=[redis.cluster.ClusterNode(h, p) for h, p in seed_nodes(self._url)],
-                    )  # fmt: skip
+                    self._probe_client = cluster_client(
+                        self._url, retries=0, socket_timeout=t, socket_connect_timeout=t, decode_responses=True
+                    )
                 else:
                     self._probe_client = redis.Redis.from_url(
                         self._url, socket_timeout=t, socket_connect_timeout=t, retry=Retry(NoBackoff(), 0), decode_responses=True
@@ -501,10 +512,14 @@ class RedisStore(StateStore):
         cfg = self.circuit_config
         keys = list(self._circuit_keys(tool))
         args = [int(ok), reason or "", now, cfg.failure_threshold, cfg.reset_seconds]
+        circuits = f"{self._p}{CIRCUITS_KEY}"
         with self._backend("record_tool_result"):
-            # listed first, in a command of its own (another slot): a tool with a circuit is listed
-            self._r.sadd(f"{self._p}{CIRCUITS_KEY}", tool)
-            failures, opened_at, stored_reason = self._write(keys[0], lambda c: self._record(keys=keys, args=args, client=c))
+            if self.cluster:  # listed first, in a command of its own (another slot): a tool with a circuit is listed
+                self._r.sadd(circuits, tool)
+                record = self._record
+            else:
+                record, keys, args = self._record_listed, [*keys, circuits], [*args, tool]
+            failures, opened_at, stored_reason = self._write(keys[0], lambda c: record(keys=keys, args=args, client=c))
         return circuit_status(tool, int(failures), _float(opened_at), stored_reason or None, now, cfg)
 
     def circuit(self, tool: str) -> CircuitStatus:
@@ -635,7 +650,7 @@ class RedisStore(StateStore):
         """True when the server answers within the ping timeout; False (never an exception) otherwise."""
         try:
             return bool(self._probe().ping())
-        except (redis.exceptions.RedisError, redis.exceptions.RedisClusterException):
+        except REDIS_ERRORS:
             return False
 
     def close(self) -> None:

@@ -114,3 +114,13 @@ def test_keywords_it_does_not_decide_go_to_the_validator():
     assert not schemas.plainly_valid({"type": "array", "items": {"type": "integer"}}, list(range(5000)))  # large: the budget's
     assert schemas.plainly_valid({"type": "array", "items": {"type": "integer"}}, list(range(50)))
     assert not schemas.plainly_valid({"minimum": "five"}, 3)  # a schema that makes the comparison raise: the validator's
+
+
+def test_the_fast_path_reads_kinds_as_the_validators_type_checker_does():
+    """``_kind`` tests Python types directly, which is right only while ``Validator`` keeps Draft
+    2020-12's type checker; a validator with a checker of its own must change ``_kind`` too."""
+    from jsonschema import Draft202012Validator
+
+    assert schemas.Validator.TYPE_CHECKER is Draft202012Validator.TYPE_CHECKER
+    for value, kind in ((True, None), (1, "number"), (1.5, "number"), ("x", "string"), ([], "array"), ({}, "object"), (None, None)):
+        assert schemas._kind(value) == kind
