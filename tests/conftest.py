@@ -14,6 +14,7 @@ from langchain_core.tools import tool
 
 from guard.state import MemoryStore, StateStore
 from guard.state.redis import RedisStore
+from tests.state.cluster import Cluster, start_cluster
 from tests.state.helpers import CIRCUIT, FakeClock, RedisServer, start_redis
 
 
@@ -103,8 +104,20 @@ def travel_tools(calls: Calls) -> list[Any]:
     return [search_flights, get_weather, transfer_money]
 
 
-# Stores of both backends (over the session's real Redis) so that one behavioural test runs against
-# each: the state tests and the security tests share them.
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """Six redis-server processes joined into one cluster (3 masters, 3 replicas), started at first
+    use and stopped at the end of the session."""
+    cluster = start_cluster(tmp_path_factory.mktemp("redis-cluster"))
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+# Stores of each backend (over the session's real Redis, or its real cluster) so that one
+# behavioural test runs against each: the state tests and the security tests share them; the state
+# tests add the cluster to ``backend`` (tests/state/conftest.py).
 @pytest.fixture(params=["memory", "redis"])
 def backend(request: pytest.FixtureRequest) -> str:
     return request.param
@@ -115,12 +128,17 @@ def peers(
     request: pytest.FixtureRequest, backend: str, clock: FakeClock, key_prefix: str
 ) -> Iterator[tuple[StateStore, StateStore]]:
     """Two handles on the same state, as two replicas would hold: the same MemoryStore twice, or
-    two RedisStores with their own connections to one server."""
+    two RedisStores with their own connections to one server or to the cluster."""
     if backend == "memory":
         store = MemoryStore(circuit=CIRCUIT, clock=clock)
         yield store, store
         return
-    url = request.getfixturevalue("redis_server")
+    if backend == "redis-cluster":
+        cluster: Cluster = request.getfixturevalue("redis_cluster")
+        cluster.wait_healthy()
+        url = cluster.url
+    else:
+        url = request.getfixturevalue("redis_server")
     a, b = (RedisStore(url, key_prefix=key_prefix, circuit=CIRCUIT, clock=clock) for _ in range(2))
     yield a, b
     a.close()

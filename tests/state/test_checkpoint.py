@@ -80,15 +80,23 @@ def put_chain(saver: PlainRedisSaver, thread: str, n: int, ns: str = "", **meta:
 # -- LangGraph's conformance suite ----------------------------------------------------------------
 
 
+@pytest.mark.parametrize("server", ["redis", "redis-cluster"])
 @pytest.mark.parametrize("ttl", [None, 60.0])
-async def test_langgraph_conformance_suite(redis_server: str, ttl: float | None) -> None:
+async def test_langgraph_conformance_suite(request: pytest.FixtureRequest, server: str, ttl: float | None) -> None:
+    """LangGraph's own checkpointer conformance suite, on one redis-server and on the cluster."""
     conformance = pytest.importorskip(
         "langgraph.checkpoint.conformance", reason="pip install langgraph-checkpoint-conformance (dev extra)"
     )
+    if server == "redis":
+        url = request.getfixturevalue("redis_server")
+    else:
+        cluster = request.getfixturevalue("redis_cluster")
+        cluster.wait_healthy()
+        url = cluster.url
 
-    @conformance.checkpointer_test(name=f"PlainRedisSaver(ttl={ttl})")
+    @conformance.checkpointer_test(name=f"PlainRedisSaver({server}, ttl={ttl})")
     async def fresh() -> Any:
-        s = PlainRedisSaver(redis_server, key_prefix=f"conformance:{uuid.uuid4().hex[:12]}:", ttl_seconds=ttl)
+        s = PlainRedisSaver(url, key_prefix=f"conformance:{uuid.uuid4().hex[:12]}:", ttl_seconds=ttl)
         yield s
         await s.aclose()
         s.close()

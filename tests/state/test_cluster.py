@@ -160,26 +160,7 @@ def test_an_unreachable_cluster_degrades_the_store_and_refuses_the_checkpointer(
     assert "redis+cluster://guard:***@127.0.0.1" in str(info.value) and "s3cret" not in str(info.value)
 
 
-# -- the checkpointer -----------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("ttl", [None, 60.0])
-async def test_langgraph_conformance_suite_on_the_cluster(redis_cluster: Cluster, ttl: float | None) -> None:
-    conformance = pytest.importorskip(
-        "langgraph.checkpoint.conformance", reason="pip install langgraph-checkpoint-conformance (dev extra)"
-    )
-    redis_cluster.wait_healthy()
-
-    @conformance.checkpointer_test(name=f"PlainRedisSaver(cluster, ttl={ttl})")
-    async def fresh() -> Any:
-        s = PlainRedisSaver(redis_cluster.url, key_prefix=f"conformance:{uuid.uuid4().hex[:12]}:", ttl_seconds=ttl)
-        yield s
-        await s.aclose()
-        s.close()
-
-    report = await conformance.validate(fresh)
-    failed = {name: r.failures for name, r in report.results.items() if r.passed is False}
-    assert report.passed_all_base(), failed
+# -- the checkpointer (LangGraph's conformance suite on the cluster: tests/state/test_checkpoint.py) ----
 
 
 def test_a_question_asked_over_the_cluster_is_answered_in_another_process(redis_cluster: Cluster, key_prefix: str) -> None:
