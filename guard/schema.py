@@ -34,16 +34,21 @@ Budgets (``budget(policy.checks.limits)``, around each check, in the thread's CP
 (outside a budget each evaluation gets ``REGEX_TIMEOUT_MS``); ``validation_timeout_ms`` (100 ms)
 bounds the whole validation, for schemas whose branches multiply with the input's depth
 (registration already refuses those that multiply through references alone): past it the
-validation raises ``TooCostly``.
+validation raises ``TooCostly``. The clock (``check_clock``) leaves out the time the thread spent
+collecting garbage: a full collection of a large heap (half a second for a few million objects)
+that happens to fall inside a check is the process's cost, not the schema's, and must not turn a
+valid call into a ``too_costly`` retry.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import numbers
 import re
 import reprlib
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -116,6 +121,34 @@ class Undecided(ValidationError):
         self.pattern, self.reason = pattern, reason
 
 
+_collecting = threading.local()
+
+
+def _on_collection(phase: str, info: dict[str, Any]) -> None:
+    """Adds up, per thread, the CPU time spent in the garbage collector (``gc.callbacks``).
+
+    A thread-local, not a context variable: ``ContextVar.get`` inside a collection callback
+    crashes CPython 3.11.7 (segmentation fault) when collections run often enough."""
+    now = time.thread_time()
+    if phase == "start":
+        _collecting.started = now
+    else:
+        _collecting.spent = getattr(_collecting, "spent", 0.0) + now - getattr(_collecting, "started", now)
+
+
+gc.callbacks.append(_on_collection)
+
+
+def check_clock() -> float:
+    """This thread's CPU time, less what it spent collecting garbage: the clock of every budget.
+
+    The collector runs in whichever thread allocates when a threshold is crossed, and a full
+    collection costs in proportion to the whole heap, not to the check that set it off. What the
+    check itself allocates is bounded by the rest of its budget, so leaving the collections out
+    does not unbound it."""
+    return time.thread_time() - getattr(_collecting, "spent", 0.0)
+
+
 _deadline: ContextVar[float | None] = ContextVar("guard_regex_deadline", default=None)
 _budget_ms: ContextVar[float] = ContextVar("guard_regex_budget_ms", default=REGEX_TIMEOUT_MS)
 
@@ -136,7 +169,7 @@ _CLOCK_EVERY = 64
 @contextmanager
 def regex_budget(ms: float) -> Iterator[None]:
     """Within this block, backtracking regexes share ``ms`` milliseconds of CPU time in total."""
-    deadline = _deadline.set(time.thread_time() + ms / 1000)
+    deadline = _deadline.set(check_clock() + ms / 1000)
     budget = _budget_ms.set(ms)
     try:
         yield
@@ -159,7 +192,7 @@ def budget(limits: Any) -> Iterator[None]:
         yield
         return
     ms = limits.validation_timeout_ms
-    state = _validation.set([_CLOCK_EVERY, time.thread_time() + ms / 1000, ms])
+    state = _validation.set([_CLOCK_EVERY, check_clock() + ms / 1000, ms])
     try:
         with regex_budget(limits.regex_timeout_ms):
             yield
@@ -245,7 +278,7 @@ def search(pattern: str, text: str) -> bool:
         except UnicodeError:  # a lone surrogate RE2 cannot encode: the backtracking engine reads it
             compiled = _backtracking(pattern)
     deadline = _deadline.get()
-    seconds = _budget_ms.get() / 1000 if deadline is None else deadline - time.thread_time()
+    seconds = _budget_ms.get() / 1000 if deadline is None else deadline - check_clock()
     if seconds <= 0:
         raise RegexUndecided(pattern, f"the pattern {_short(pattern)} could not be checked within {_budget_ms.get():g} ms")
     try:
@@ -286,7 +319,7 @@ def find(pattern: str, text: str, *, full: bool = False) -> str | None:
         except UnicodeError:
             compiled = _backtracking(pattern)
     deadline = _deadline.get()
-    seconds = _budget_ms.get() / 1000 if deadline is None else deadline - time.thread_time()
+    seconds = _budget_ms.get() / 1000 if deadline is None else deadline - check_clock()
     if seconds <= 0:
         return None
     try:
@@ -577,7 +610,7 @@ def _counted(keyword: Any) -> Any:
             state[0] -= 1
             if state[0] <= 0:
                 state[0] = _CLOCK_EVERY
-                if time.thread_time() > state[1]:
+                if check_clock() > state[1]:
                     raise TooCostly(state[2])
         return keyword(validator, value, instance, schema)
 
@@ -979,6 +1012,7 @@ __all__ = [
     "Validator",
     "budget",
     "canonical",
+    "check_clock",
     "derived",
     "find",
     "format_checker",

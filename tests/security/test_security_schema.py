@@ -9,6 +9,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -413,14 +414,73 @@ def test_many_values_against_a_long_enum_cost_values_plus_members() -> None:
     every value with every member: 1,000 bad values against 10,000 members took 5.9 s."""
     long_enum = {"type": "object", "properties": {"xs": {"type": "array", "items": {"enum": [f"m{i}" for i in range(10_000)] + ["New York"]}}}}
     guard = Guard([tool(long_enum)])
-    start = time.thread_time()
+    start = schema.check_clock()
     assert [f for f in guard.check({"name": "lookup", "args": {"xs": ["m9999"] * 5_000}, "id": "c1"}).findings if f.check == "arguments"] == []
     bad = guard.check({"name": "lookup", "args": {"xs": ["zz"] * 500}, "id": "c1"})
-    assert time.thread_time() - start < 2.0
+    assert schema.check_clock() - start < 2.0
     assert len(bad.findings) == 500 and {f.category for f in bad.findings} == {Category.ENUM_VIOLATION}
     assert bad.findings[0].evidence["allowed"][:2] == ["m0", "m1"]
     repaired = guard.check({"name": "lookup", "args": {"xs": ["new_york", "M7"]}, "id": "c1"})
     assert repaired.call_to_run is not None and repaired.call_to_run.args == {"xs": ["New York", "m7"]}
+
+
+def slow_collection(seconds: float) -> Iterator[None]:
+    """Within the block, the next garbage collection spins ``seconds`` of CPU as it starts (a
+    full collection of a large heap: half a second for a few million objects)."""
+    pending = [True]
+
+    def spin(phase: str, info: dict[str, Any]) -> None:  # runs inside the collection
+        if phase == "start" and pending:
+            pending.clear()
+            until = time.thread_time() + seconds
+            while time.thread_time() < until:
+                pass
+
+    gc.callbacks.append(spin)
+    try:
+        yield
+    finally:
+        gc.callbacks.remove(spin)
+    assert not pending, "no collection happened"
+
+
+def test_a_slow_garbage_collection_inside_a_check_is_not_the_schemas_cost(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full collection of a large heap fell inside the check above once, in CI, and its 500 enum
+    findings became one ``too_costly`` retry. Here a 300 ms collection is set off in the middle of
+    the validation (when the enum keyword reads its first value); the budget (100 ms) does not
+    count it, and the call gets its 500 findings."""
+    long_enum = {"type": "object", "properties": {"xs": {"type": "array", "items": {"enum": [f"m{i}" for i in range(1_000)]}}}}
+    guard = Guard([tool(long_enum)])
+    canonical, collected = schema.canonical, []
+
+    def collecting(value: Any) -> Any:
+        budget = schema._validation.get()
+        if budget is not None and id(budget) not in collected:  # once in each check's budget
+            collected.append(id(budget))
+            with contextmanager(slow_collection)(0.3):
+                gc.collect()
+        return canonical(value)
+
+    monkeypatch.setattr(schema, "canonical", collecting)
+    checked = guard.check({"name": "lookup", "args": {"xs": ["zz"] * 500}, "id": "c1"})
+    assert collected, "no collection was set off inside a validation"
+    assert len(checked.findings) == 500 and {f.rule for f in checked.findings} == {"enum"}
+
+
+def test_the_budget_still_counts_the_checks_own_work() -> None:
+    """Leaving collections out does not stop the clock: a 300 ms collection moves it by nothing,
+    150 ms of the check's own CPU inside a 100 ms budget is past it."""
+    with schema.budget(Policy().checks.limits):
+        state = schema._validation.get()
+        assert state is not None
+        before = schema.check_clock()
+        with contextmanager(slow_collection)(0.3):
+            gc.collect()
+        assert schema.check_clock() - before < 0.1 < 0.3
+        until = time.thread_time() + 0.15
+        while time.thread_time() < until:
+            pass
+        assert schema.check_clock() > state[1]
 
 
 def test_unevaluated_keywords_still_find_what_is_unevaluated() -> None:
