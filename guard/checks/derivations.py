@@ -9,6 +9,10 @@ below (durations, ranges of dates, countries, colours, descriptions that map a v
 them here, after its literal search fails and before any paraphrase matcher, and says which words derived each one and how (grounding reports it as a match whose source is
 "derived").
 
+Conversions read with libraries (quantities and units with ``pint``, currency names with
+``babel``, time zones with ``zoneinfo``, periods a year) live in ``guard.checks.measures`` and run
+after the rules here.
+
 Only rules that need no outside knowledge beyond a calendar, small tables of names (currency
 symbols, countries, colours) and the fact that a named place has coordinates: a value derived from
 what the model merely believes ("the decade starting in 2000" ends in 2009? "young adults" are
@@ -26,6 +30,7 @@ from datetime import date
 
 from dateutil.relativedelta import relativedelta
 
+from guard.checks import measures
 from guard.lexicon import MONTH_NUMBER, WEEKDAYS
 from guard.normalise import (
     normalise_text,
@@ -631,4 +636,5 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _country,
     _place_with_country,
     _colour_hex,
+    *measures.RULES,
 )

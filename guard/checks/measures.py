@@ -1,0 +1,361 @@
+"""Values derived from what the user said by a fixed conversion, read with well-kept libraries.
+
+A model that hears "5 feet 10 inches" and fills ``height_cm: 177.8``, hears "a charge of 1 nC" and
+fills ``charge: 1e-09`` (coulombs), hears "7 centimeters" and fills ``unit: "cm"``, hears "100 US
+dollars" and fills ``"USD"``, hears "in Tokyo" and fills ``timezone: "Asia/Tokyo"`` or hears
+"compounded monthly" and fills ``compounds_per_year: 12`` has invented nothing: each value is what
+the user said, in the form the tool wants. Asking the human about them is a false alarm.
+
+* Quantities and units are read by ``pint`` (every unit, prefix and plural it knows, compound
+  lengths such as "5 feet 10 inches", temperatures). A number is derived when it is a quantity the
+  user said, converted to a unit the parameter's name or description names, or to SI base units,
+  and rounded to the value's own precision. A unit written as a value is derived when it is the
+  unit of a quantity the user said, written another way.
+* Currency codes from their names as CLDR writes them (``babel``: "euros", "US dollars",
+  "Japanese yen"); a name that fits several currencies ("dollars") derives none.
+* IANA time zones (``zoneinfo``, with the ``tzdata`` package) from the city they are named for.
+* Periods a year from the adverb that names them ("monthly" 12, "quarterly" 4), for a parameter
+  that counts per year or compounding periods.
+
+Each library loads on first use (``pint`` takes a third of a second), so a call that never reaches
+these rules never pays for them. What a value's digits leave open stays open: "the Earth's radius",
+"a standard deck" or a company's ticker need world knowledge, and remain ungrounded.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from functools import cache, lru_cache
+from typing import TYPE_CHECKING, Any
+
+from guard.lexicon import STOPWORDS
+from guard.normalise import normalise_text, parse_number
+
+if TYPE_CHECKING:
+    from guard.checks.derivations import Context, Derivation
+
+# --- quantities ---------------------------------------------------------------------------------
+
+
+@cache
+def _registry() -> Any:
+    import pint  # a third of a second: only when a rule needs it
+
+    return pint.UnitRegistry(autoconvert_offset_to_baseunit=True)
+
+
+#: How people write temperatures and superscripts, in the forms pint reads.
+_SPELLED = (
+    (re.compile(r"°\s*c\b|\bdeg(?:rees?)?\s+c(?:elsius|entigrade)?\b", re.IGNORECASE), "degC"),
+    (re.compile(r"°\s*f\b|\bdeg(?:rees?)?\s+f(?:ahrenheit)?\b", re.IGNORECASE), "degF"),
+    (re.compile(r"\bdeg(?:rees?)?\s+k(?:elvin)?\b", re.IGNORECASE), "kelvin"),
+)
+_SUPERSCRIPTS = str.maketrans({"²": "^2", "³": "^3", "·": "*", "µ": "u", "μ": "u"})
+#: A number (digits, or one or two words) and the one to three words after it, where its unit is.
+_NUMBER = r"(?<![\w.])(-?\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?)"
+_QUANTITY = re.compile(_NUMBER + r"\s*-?\s*((?:[^\W\d_]|[°])[\w/^*°.-]*(?:\s+(?:per\s+)?[^\W\d_][\w/^]*){0,2})")
+_WORD = re.compile(r"[^\W\d_]+")
+_NUMBER_WORD = re.compile(
+    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|hundred|dozen|half)\b",
+    re.IGNORECASE,
+)
+#: Between two parts of one compound quantity ("5 feet 10 inches", "2 hours and 30 minutes").
+_JOINED = re.compile(r"^\s*(?:,|and|,\s*and)?\s*$")
+#: The longest message whose quantities are kept (the cache holds a few hundred messages).
+_CACHED_TEXT = 4_096
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A quantity the user said: its magnitude, pint unit, the words and where they end."""
+
+    magnitude: float
+    unit: Any
+    words: str
+    start: int
+    end: int
+
+
+def unit_of(words: str) -> Any | None:
+    """The pint unit ``words`` name ("centimeters", "m/s^2", "degrees Fahrenheit"), or None for
+    anything else, including the grammar words pint also reads as units ("a" is a year, "at" an
+    atmosphere, "in" an inch, "as" an attosecond)."""
+    text = words.strip().translate(_SUPERSCRIPTS).rstrip(".")
+    for pattern, name in _SPELLED:
+        text = pattern.sub(name, text)
+    if not text or len(text) > 40 or text.casefold() in STOPWORDS or text.casefold() in _NOT_UNITS:
+        return None
+    registry = _registry()
+    for candidate in dict.fromkeys((text, text.casefold())):
+        try:
+            unit = registry.parse_units(candidate)
+        except Exception:  # pint raises a dozen kinds for text that is no unit
+            continue
+        if not unit.dimensionless or "bit" in str(unit) or "byte" in str(unit):
+            return unit
+    return None
+
+
+#: Words pint reads as units that people write for something else ("5 g" is grams, but "the
+#: 5 are"?): the area "are", the "point", "tex", "barn", "mil".
+_NOT_UNITS = frozenset({"are", "point", "points", "tex", "barn", "barns", "mil", "pt", "min.", "rad", "sr", "one"})
+
+
+def quantities(text: str) -> tuple[Quantity, ...]:
+    """Every quantity with a unit that ``text`` says, longest reading of each unit first, then
+    each run of quantities of one kind ("5 feet 10 inches") added up as one more."""
+    if len(text) <= _CACHED_TEXT:
+        return _quantities(text)
+    return _read_quantities(text)
+
+
+@lru_cache(maxsize=512)
+def _quantities(text: str) -> tuple[Quantity, ...]:
+    return _read_quantities(text)
+
+
+def _read_quantities(text: str) -> tuple[Quantity, ...]:
+    found: list[Quantity] = []
+    for m in _QUANTITY.finditer(text):
+        number = _float(m[1].replace(",", ""))
+        if number is not None and (q := _with_unit(number, m[2], m.start(), m.start(2))):
+            found.append(q)
+    words = list(_WORD.finditer(text)) if _NUMBER_WORD.search(text) else []
+    i = 0
+    while i < len(words):
+        for n in (2, 1):  # "twenty five", then "two"
+            number = parse_number(" ".join(w[0] for w in words[i : i + n])) if i + n < len(words) else None
+            if number is not None:
+                unit_words = words[i + n : i + n + 3]
+                q = _with_unit(float(number), text[unit_words[0].start() : unit_words[-1].end()], words[i].start(), unit_words[0].start())
+                if q is not None:
+                    found.append(q)
+                break
+        i += 1
+    found.sort(key=lambda q: q.start)
+    return (*found, *_compounds(found, text))
+
+
+def _with_unit(number: float, words: str, start: int, unit_start: int) -> Quantity | None:
+    """The quantity of ``number`` in the longest leading run of ``words`` that names a unit."""
+    parts = words.split()
+    for n in range(len(parts), 0, -1):
+        unit = unit_of(" ".join(parts[:n]))
+        if unit is not None:
+            end = unit_start + len(" ".join(parts[:n]))
+            return Quantity(number, unit, f"{number:g} {' '.join(parts[:n])}", start, end)
+    return None
+
+
+def _compounds(found: list[Quantity], text: str) -> list[Quantity]:
+    """Runs of quantities of one kind, said one after the other: their sum, in the first's unit."""
+    sums: list[Quantity] = []
+    i = 0
+    while i < len(found):
+        run = [found[i]]
+        while (
+            i + len(run) < len(found)
+            and (nxt := found[i + len(run)]).unit.dimensionality == run[0].unit.dimensionality
+            and nxt.unit != run[-1].unit
+            and _JOINED.match(text[run[-1].end : nxt.start])
+        ):
+            run.append(nxt)
+        if len(run) > 1:
+            try:
+                total = sum((_registry().Quantity(q.magnitude, q.unit).to(run[0].unit).magnitude for q in run[1:]), run[0].magnitude)
+            except Exception:
+                total = None
+            if total is not None:
+                sums.append(Quantity(total, run[0].unit, " ".join(q.words for q in run), run[0].start, run[-1].end))
+        i += len(run)
+    return sums
+
+
+def _float(s: str) -> float | None:
+    try:
+        number = float(s)
+    except (ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _decimals(value: float | int) -> int:
+    """How many decimal places a value is written with (72.57: 2, 1e-09: 9, 300: 0)."""
+    try:
+        exponent = Decimal(repr(value)).normalize().as_tuple().exponent
+    except (InvalidOperation, ValueError):
+        return 0
+    return max(0, -exponent) if isinstance(exponent, int) else 0
+
+
+def rounds_to(value: float | int, exact: float) -> bool:
+    """Whether ``value`` is ``exact`` written to the value's own precision (72.57 for 72.5748;
+    0 is never a rounding of anything but 0)."""
+    if not math.isfinite(exact):
+        return False
+    if math.isclose(value, exact, rel_tol=1e-9, abs_tol=1e-15):
+        return True
+    if value == 0 or exact == 0 or (value > 0) != (exact > 0):
+        return False
+    digits = _decimals(value)
+    return digits <= 15 and round(exact, digits) == round(float(value), digits)
+
+
+def _targets(ctx: Context) -> list[Any]:
+    """The units a parameter's name or description names ("height_cm", "Weight in kilograms")."""
+    units: list[Any] = []
+    words = [w for w in ctx.words if w not in STOPWORDS]
+    described = [w for w in re.findall(r"[^\W\d_][\w/^²³]*", ctx.description) if len(w) > 1 and w.casefold() not in STOPWORDS]
+    for group in (words, described):
+        for n in (2, 1):
+            for i in range(len(group) - n + 1):
+                if (unit := unit_of(" ".join(group[i : i + n]))) is not None and unit not in units:
+                    units.append(unit)
+    return units
+
+
+def _conversions(q: Quantity, targets: Iterable[Any]) -> Iterable[tuple[float, str]]:
+    registry = _registry()
+    quantity = registry.Quantity(q.magnitude, q.unit)
+    for target in targets:
+        if target.dimensionality == q.unit.dimensionality:
+            try:
+                yield quantity.to(target).magnitude, f"{target:~}"
+            except Exception:
+                continue
+    try:
+        base = quantity.to_base_units()
+        yield base.magnitude, f"{base.units:~}"
+    except Exception:
+        return
+
+
+def _said_quantities(ctx: Context) -> Iterable[tuple[int, Quantity]]:
+    for index, text in ctx.said:
+        for q in quantities(text):
+            yield index, q
+
+
+def converted_quantity(value: object, ctx: Context) -> Derivation | None:
+    """``height_cm: 177.8`` from "5 feet 10 inches", ``charge: 1e-09`` from "1 nC": a quantity
+    the user said, in the unit the parameter names (or in SI base units), to the value's precision."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    said = list(_said_quantities(ctx))
+    if not said:
+        return None
+    targets = _targets(ctx)
+    for index, q in said:
+        for converted, unit in _conversions(q, targets):
+            if rounds_to(value, converted):
+                return index, f"{q.words} -> {value} {unit}"
+    return None
+
+
+def unit_symbol(value: object, ctx: Context) -> Derivation | None:
+    """``unit: "cm"`` from "7 centimeters": the unit of a quantity the user said, written as the
+    tool wants it (a symbol for a name, a name for a symbol, singular for plural)."""
+    if not isinstance(value, str) or not 0 < len(value.strip()) <= 24:
+        return None
+    unit = unit_of(value)
+    if unit is None:
+        return None
+    for index, q in _said_quantities(ctx):
+        if q.unit == unit:
+            return index, f"{q.words} -> {value}"
+    return None
+
+
+# --- currencies ----------------------------------------------------------------------------------
+
+
+@cache
+def _currency_names() -> dict[str, str]:
+    """Every English name CLDR gives a currency, singular and plural, normalised -> its code; a
+    name two currencies share ("dollars", "pounds") is left out."""
+    from babel import Locale
+    from babel.numbers import get_currency_name
+
+    names: dict[str, set[str]] = {}
+    for code in Locale("en").currencies:
+        for form in {get_currency_name(code, count, locale="en") for count in (None, 1, 2)}:
+            names.setdefault(normalise_text(form), set()).add(code)
+    return {name: next(iter(codes)) for name, codes in names.items() if len(codes) == 1 and name}
+
+
+def currency_name(value: object, ctx: Context) -> Derivation | None:
+    """``"EUR"`` from "in euros", ``"USD"`` from "100 US dollars": an ISO 4217 code for the
+    currency the user named."""
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z]{3}", value.strip()):
+        return None
+    code = value.strip().upper()
+    names = [name for name, c in _currency_names().items() if c == code]
+    for index, text in ctx.normalised:
+        for name in names:
+            if f" {name} " in text:
+                return index, f"{name} -> {value}"
+    return None
+
+
+# --- time zones ----------------------------------------------------------------------------------
+
+
+@cache
+def _zones() -> frozenset[str]:
+    import zoneinfo
+
+    try:
+        return frozenset(zoneinfo.available_timezones())
+    except Exception:  # no time-zone database at all: nothing derives
+        return frozenset()
+
+
+def time_zone(value: object, ctx: Context) -> Derivation | None:
+    """``timezone: "Asia/Tokyo"`` from "in Tokyo": the IANA zone named for a city the user named."""
+    if not isinstance(value, str) or "/" not in value or value.strip() not in _zones():
+        return None
+    city = normalise_text(value.strip().rsplit("/", 1)[1].replace("_", " "))
+    if not city:
+        return None
+    for index, text in ctx.normalised:
+        if f" {city} " in text:
+            return index, f"{city} -> {value}"
+    return None
+
+
+# --- periods a year ---------------------------------------------------------------------------------
+
+#: Adverbs of frequency -> how many periods they make in a year.
+_PER_YEAR = {
+    "daily": 365, "weekly": 52, "biweekly": 26, "fortnightly": 26, "monthly": 12, "bimonthly": 6,
+    "quarterly": 4, "semiannually": 2, "biannually": 2, "annually": 1, "yearly": 1,
+}
+_PER_YEAR_PATTERN = re.compile(r"\b(" + "|".join(_PER_YEAR) + r"|semi annually|semi-annually|every (?:day|week|month|quarter|year))\b")
+_EVERY = {"every day": 365, "every week": 52, "every month": 12, "every quarter": 4, "every year": 1}
+#: Words of a parameter that counts periods in a year ("compounds_per_year", "compounding frequency").
+_PERIOD_WORDS = frozenset({"compound", "compounds", "compounding", "compounded", "frequency", "periods"})
+_PER_YEAR_PHRASE = re.compile(r"\b(?:per|a|each|every) year\b")
+
+
+def periods_per_year(value: object, ctx: Context) -> Derivation | None:
+    """``compounds_per_year: 12`` from "compounded monthly": the periods a year that a frequency
+    adverb names, for a parameter that counts periods a year."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value not in set(_PER_YEAR.values()):
+        return None
+    described = normalise_text(ctx.description)
+    if not (_PERIOD_WORDS & {*ctx.words, *described.split()} or _PER_YEAR_PHRASE.search(f"{' '.join(ctx.words)} {described}")):
+        return None
+    for index, text in ctx.normalised:
+        for m in _PER_YEAR_PATTERN.finditer(text):
+            word = m[1].replace("-", " ")
+            count = _EVERY.get(word) or _PER_YEAR.get(word.replace(" ", ""))
+            if count == value:
+                return index, f"{word} -> {value} a year"
+    return None
+
+
+RULES = (converted_quantity, unit_symbol, currency_name, time_zone, periods_per_year)

@@ -1,0 +1,130 @@
+"""Conversions of what the user said (quantities, units, currencies, time zones, periods a year)
+ground; a value the words do not convert to stays ungrounded. The negatives are everyday requests."""
+
+from __future__ import annotations
+
+import pytest
+
+from guard import Guard
+from guard.checks.derivations import derive
+from guard.checks.measures import quantities, rounds_to
+from guard.taxonomy import Category
+
+
+def said(*texts: str) -> list[tuple[int, str]]:
+    return list(enumerate(texts))
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "param", "description"),
+    [
+        ("I'm 5 feet 10 inches tall.", 177.8, "height_cm", ""),
+        ("I weigh 160 pounds.", 72.57, "weight", "Weight in kilograms"),
+        ("I weigh 160 pounds.", 73, "weight_kg", ""),
+        ("the field 2 meters from a point charge of 1 nC", 1e-09, "charge", "The charge in Coulombs"),
+        ("2 moles in a 10 liter container", 0.01, "volume", "Volume in cubic meters"),
+        ("Water boils at 100°C.", 212, "temperature", "Temperature in Fahrenheit"),
+        ("a run of ninety minutes", 1.5, "duration_hours", ""),
+        ("a drive at 60 mph", 96.56, "speed", "Speed in km/h"),
+    ],
+)
+def test_a_quantity_converted_to_the_parameters_unit_is_derived(text: str, value: float, param: str, description: str) -> None:
+    derived = derive(value, param, said(text), description=description)
+    assert derived is not None and derived[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "param", "description"),
+    [
+        ("I'm 5 feet 10 inches tall.", 180, "height_cm", ""),  # a belief about the height, not a conversion
+        ("Pack a 2 kg bag for the trip.", 3, "weight", "Weight in pounds"),  # 2 kg is 4.4 lb
+        ("Meet me at 5 in the lobby.", 12.7, "length_cm", ""),  # "in" is a word before it is an inch
+        ("Buy 7 apples and 3 pears.", 14, "count", ""),  # no unit: nothing to convert
+        ("The recipe needs 250 grams of flour.", 0, "sugar_grams", ""),  # 0 rounds nothing but 0
+    ],
+)
+def test_a_number_the_words_do_not_convert_to_is_not_derived(text: str, value: float, param: str, description: str) -> None:
+    assert derive(value, param, said(text), description=description) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "derived"),
+    [
+        ("a circle with a radius of 7 centimeters", "cm", True),
+        ("two cups of cooked rice", "cup", True),
+        ("a sphere with a radius of 3 meters", "m", True),
+        ("a circle with a radius of 7 centimeters", "mm", False),  # another unit
+        ("Wait 5 min before you start.", "m", False),  # a minute, not a metre
+        ("Send it to 3 people", "p", False),  # no quantity with a unit was said
+    ],
+)
+def test_a_unit_is_derived_from_a_quantity_written_another_way(text: str, value: str, derived: bool) -> None:
+    assert (derive(value, "unit", said(text)) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "derived"),
+    [
+        ("Convert 100 US dollars to euros.", "USD", True),
+        ("Convert 100 US dollars to euros.", "EUR", True),
+        ("How much is 5,000 Japanese yen?", "JPY", True),
+        ("Convert 20 dollars to euros.", "USD", False),  # which dollars? Canadian, Australian...
+        ("Convert 100 US dollars to euros.", "GBP", False),
+        ("I paid 30 pounds for it.", "GBP", False),  # sterling, or Egyptian pounds?
+    ],
+)
+def test_a_currency_code_is_derived_from_its_name(text: str, value: str, derived: bool) -> None:
+    assert (derive(value, "currency", said(text)) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "derived"),
+    [
+        ("What time is it in Tokyo right now?", "Asia/Tokyo", True),
+        ("Schedule it for 9am New York time.", "America/New_York", True),
+        ("What time is it in Paris?", "Europe/London", False),
+        ("What time is it in Tokyo right now?", "Asia/Seoul", False),
+        ("What time is it here?", "America/Chicago", False),
+    ],
+)
+def test_a_time_zone_is_derived_from_its_city(text: str, value: str, derived: bool) -> None:
+    assert (derive(value, "timezone", said(text)) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "param", "derived"),
+    [
+        ("$10,000 at 5% for 3 years, compounded monthly", 12, "compounds_per_year", True),
+        ("interest paid quarterly", 4, "compounding_frequency", True),
+        ("I save every week", 52, "periods", True),
+        ("compounded monthly", 4, "compounds_per_year", False),  # quarterly was never said
+        ("I pay my rent monthly for 12 months", 12, "year", False),  # a year is no count of periods
+        ("a monthly subscription", 12, "quantity", False),
+    ],
+)
+def test_periods_a_year_are_derived_from_a_frequency(text: str, value: int, param: str, derived: bool) -> None:
+    assert (derive(value, param, said(text)) is not None) is derived
+
+
+def test_compound_quantities_add_up_and_grammar_words_are_no_units() -> None:
+    read = {(round(q.magnitude, 3), str(q.unit)) for q in quantities("He is 6 feet 2 inches and carries a 20 kg pack at 3 km/h.")}
+    assert {(6.0, "foot"), (20.0, "kilogram"), (3.0, "kilometer / hour"), (6.167, "foot")} <= read
+    assert not quantities("Give me a minute to look at it in a second.")  # no number before the words
+    assert rounds_to(72.57, 72.5748) and rounds_to(73, 72.5748) and rounds_to(72.6, 72.5748) and not rounds_to(72.5, 72.5748) and not rounds_to(0, 0.003)
+
+
+def test_the_guard_lets_a_converted_value_through_and_asks_about_an_invented_one() -> None:
+    tool = {
+        "name": "bmi",
+        "description": "Body mass index.",
+        "parameters": {
+            "type": "object",
+            "properties": {"height_cm": {"type": "number"}, "weight_kg": {"type": "number"}},
+            "required": ["height_cm", "weight_kg"],
+        },
+    }
+    guard = Guard([tool])
+    asked = [{"role": "user", "content": "My BMI? I'm 5 feet 10 inches and weigh 160 pounds."}]
+    assert guard.check({"name": "bmi", "args": {"height_cm": 177.8, "weight_kg": 72.57}, "id": "c1"}, asked).action.value == "allow"
+    invented = guard.check({"name": "bmi", "args": {"height_cm": 177.8, "weight_kg": 80}, "id": "c1"}, asked)
+    assert [(f.category, f.path) for f in invented.findings] == [(Category.UNGROUNDED_VALUE, "$.weight_kg")]
