@@ -575,3 +575,34 @@ def test_a_name_that_begins_a_topic_after_on_is_no_service(request_text):
 )
 def test_a_service_after_on_is_still_a_service(request_text, service):
     assert [f.value for f in run(request_text, tools=[PAPERS]).findings if f.rule == "unmentioned_provider"] == [service]
+
+
+_STYLED = [
+    {
+        "name": "generate_avatar",
+        "description": "Generate an avatar picture.",
+        "parameters": {"type": "object", "properties": {"style_name": {"type": "string", "description": "The style of the avatar"}}, "required": ["style_name"]},
+    },
+    {
+        "name": "paint_fence",
+        "description": "Order a fence painting job.",
+        "parameters": {"type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]},
+    },
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "missing"),
+    [
+        ("Make me an avatar in pixel-art style.", []),  # the word before the parameter's own noun is its value
+        ("Make me an avatar in lorelei style, please.", []),
+        ("Paint the fence a navy color.", []),
+        ("Make me an avatar in some style.", ["$.style_name"]),
+        ("Make me an avatar in my favorite style.", ["$.style_name"]),
+        ("Make me an avatar in a specific style.", ["$.style_name"]),
+        ("Paint the fence in the main color of the house.", ["$.color"]),
+    ],
+)
+def test_a_word_before_the_parameters_own_noun_is_its_value(text: str, missing: list[str]) -> None:
+    decision = Guard(_STYLED).preflight([{"role": "user", "content": text}])
+    assert sorted(f.path for f in decision.findings if f.category is Category.MISSING_ARGUMENT and f.rule == "required") == missing

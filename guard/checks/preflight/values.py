@@ -14,7 +14,7 @@ from guard.checks.preflight.reading import _Mention, _Text
 from guard.checks.relevance import stem
 from guard.lexicon import STOPWORDS
 from guard.models import Finding
-from guard.normalise import normalise_text, numbers_in, parse_temporal
+from guard.normalise import normalise_text, numbers_in, parse_number, parse_temporal
 from guard.registry import ToolSpec
 from guard.taxonomy import Category
 
@@ -365,6 +365,16 @@ def _text_evidence(slot: _Slot, texts: list[_Text], taken: set[str], others: set
             word = m.group(1).lower()
             if word not in STOPWORDS and word not in _REQUEST_WORDS and stem(word) not in known | slot.cues:
                 return Found(None, m.group(0))
+    cues = {cue for cue in slot.cues if cue not in _GENERIC_NOUNS}
+    for text in texts:
+        for m in _BEFORE_NOUN.finditer(text.raw):
+            word, noun = m.group(1).lower(), m.group(2).lower()
+            if stem(noun) not in cues or word in STOPWORDS or word in _REQUEST_WORDS or word in _VAGUE or stem(word) in known | slot.cues:
+                continue
+            if parse_number(word) is not None:
+                continue  # "one breed", "two styles": how many, not which
+            if not _VAGUE.intersection(text.raw[max(0, m.start() - 40) : m.start()].lower().split()[-2:]):
+                return Found(None, m.group(0))
     return None
 
 
@@ -374,6 +384,20 @@ _TOPIC = re.compile(
     r"\b(?:about|related to|regarding|concerning|speciali[sz]\w* in|discussing|featuring|named|called|titled)"
     r"\s+(?:(?:the|a|an|some|all)\s+)?([a-z][a-z-]{2,})",
     re.IGNORECASE,
+)
+
+#: A word right before a noun: when the noun is the parameter's own ("a *pixel-art* style", "*jazz*
+#: genre"), the word is its value.
+_BEFORE_NOUN = re.compile(r"(?<![\w'-])([A-Za-z][\w-]*)\s+(?=([A-Za-z]+)\b)")
+
+#: Head nouns a word before names a kind of, not a value of ("first name", "user ID", "file type").
+_GENERIC_NOUNS = frozenset({"name", "id", "type", "number", "code", "value", "key", "data", "info", "text", "string", "list", "item"})
+#: Words before a noun that point at a value without giving it, or only rank it ("my favorite
+#: artist", "specific first names", "the main characters").
+_VAGUE = frozenset(
+    """my our your his her their favorite favourite preferred usual own specific certain particular some any which what
+    first last random main key major primary top best important relevant other another different various several many few all
+    each every single""".split()
 )
 
 #: Words of asking, not of what is asked about.
