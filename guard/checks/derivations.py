@@ -308,6 +308,15 @@ def _date_value(value: object) -> date | None:
 _WRITTEN_DATE_END = re.compile(r"(?:\d{1,2}(?:st|nd|rd|th)?|" + "|".join(_MONTHS) + r")\.?,?\s*$", re.IGNORECASE)
 
 
+#: A noun that labels the number after it ("flat number 2023", "room 2023", "order #2023"): an
+#: identifier, not a year.
+_LABELLED = re.compile(
+    r"(?:\b(?:number|no|num|nr|flat|apartment|apt|room|unit|suite|house|floor|order|account|invoice|ticket|flight|"
+    r"bus|route|line|gate|seat|platform|page|chapter|item|model|version|code|pin|zip|id|extension|ext)\.?|#)\s*$",
+    re.IGNORECASE,
+)
+
+
 def _year_bounds(value: object, ctx: Context) -> Derivation | None:
     """``2015-01-01`` / ``2025-12-31`` from "from 2015 to 2025": a named year's first or last day
     (a year named on its own, not the year of a date such as "October 09, 2025")."""
@@ -316,7 +325,7 @@ def _year_bounds(value: object, ctx: Context) -> Derivation | None:
         return None
     year = re.compile(rf"(?<![\d/.:-]){day.year}(?![\d/:-]|\.\d|\s*(?:am|pm)\b)", re.IGNORECASE)
     for index, text in ctx.said:
-        if any(not _WRITTEN_DATE_END.search(text[: m.start()]) for m in year.finditer(text)):
+        if any(not _WRITTEN_DATE_END.search(text[: m.start()]) and not _LABELLED.search(text[: m.start()]) for m in year.finditer(text)):
             return index, f"{day.year} -> {day.isoformat()}"
     return None
 

@@ -16,6 +16,8 @@ the user said, in the form the tool wants. Asking the human about them is a fals
 * IANA time zones (``zoneinfo``, with the ``tzdata`` package) from the city they are named for.
 * Periods a year from the adverb that names them ("monthly" 12, "quarterly" 4), for a parameter
   that counts per year or compounding periods.
+* Arithmetic the user wrote ("2π", "3/4", "15% of 80", "half of 10"), worked out by
+  ``simpleeval``; a speed of 0 for a body "at rest".
 
 Each library loads on first use (``pint`` takes a third of a second), so a call that never reaches
 these rules never pays for them. What a value's digits leave open stays open: "the Earth's radius",
@@ -358,4 +360,84 @@ def periods_per_year(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
-RULES = (converted_quantity, unit_symbol, currency_name, time_zone, periods_per_year)
+# --- arithmetic on stated numbers -----------------------------------------------------------------
+
+#: Expressions people write in running text: "2π", "3/4", "12 x 3", "2^10", "15% of 80", "half of 10".
+_EXPRESSION = re.compile(
+    r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:\*\s*)?(?:π|pi\b)"
+    r"|(?<![\w./-])(\d+(?:\.\d+)?(?:(?:\s*[+*/^×÷x]\s*|\s+-\s+)\d+(?:\.\d+)?)+)(?![\w./-])"
+    r"|(?<![\w.])(\d+(?:\.\d+)?)\s*%\s+of\s+(\d+(?:\.\d+)?)"
+    r"|\b(half|a third|a quarter|twice|double|triple)\s+(?:of\s+)?(\d+(?:\.\d+)?)"
+    r"|(?<![\w.])(π)",
+    re.IGNORECASE,
+)
+_FACTORS = {"half": 0.5, "a third": 1 / 3, "a quarter": 0.25, "twice": 2, "double": 2, "triple": 3}
+
+
+@cache
+def _evaluator() -> Any:
+    from simpleeval import SimpleEval
+
+    evaluator = SimpleEval()
+    evaluator.names = {"pi": math.pi}
+    return evaluator
+
+
+def _evaluated(m: re.Match[str]) -> float | None:
+    """The value of one expression ``_EXPRESSION`` found, by ``simpleeval`` (no names but pi, no
+    calls, bounded powers); None when it is no arithmetic (a plain number, a date "3/4/2024")."""
+    if m[1] is not None:
+        text = f"{m[1]} * pi"
+    elif m[2] is not None:
+        text = m[2].replace("×", "*").replace("÷", "/").replace("^", "**").replace("x", "*").replace("X", "*")
+    elif m[3] is not None:
+        text = f"{m[3]} / 100 * {m[4]}"
+    elif m[5] is not None:
+        return _FACTORS[m[5].lower()] * float(m[6])
+    else:
+        return math.pi
+    try:
+        result = _evaluator().eval(text)
+    except Exception:  # simpleeval refuses huge powers, division by zero, ...
+        return None
+    return float(result) if isinstance(result, (int, float)) and math.isfinite(result) else None
+
+
+@lru_cache(maxsize=512)
+def _expressions(text: str) -> tuple[tuple[str, float], ...]:
+    found = []
+    for m in _EXPRESSION.finditer(text[:_CACHED_TEXT]):
+        if (value := _evaluated(m)) is not None:
+            found.append((m[0].strip(), value))
+    return tuple(found)
+
+
+def arithmetic(value: object, ctx: Context) -> Derivation | None:
+    """``angle: 6.2832`` from "2π", ``amount: 12`` from "15% of 80": a number worked out from an
+    expression the user wrote, to the value's precision."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    for index, text in ctx.said:
+        for written, result in _expressions(text):
+            if rounds_to(value, result):
+                return index, f"{written} -> {value}"
+    return None
+
+
+# --- at rest ---------------------------------------------------------------------------------------
+
+_AT_REST = re.compile(r" (?:from|at) rest | from a standstill | stationary | standing still ")
+_SPEED_WORDS = frozenset({"velocity", "speed", "v0", "u"})
+
+
+def at_rest(value: object, ctx: Context) -> Derivation | None:
+    """``initial_velocity: 0`` from "starts from rest": a body at rest has no speed."""
+    if isinstance(value, bool) or value != 0 or not _SPEED_WORDS & set(ctx.words):
+        return None
+    for index, text in ctx.normalised:
+        if found := _AT_REST.search(text):
+            return index, f"{found[0].strip()} -> 0"
+    return None
+
+
+RULES = (converted_quantity, unit_symbol, currency_name, time_zone, periods_per_year, arithmetic, at_rest)

@@ -128,3 +128,41 @@ def test_the_guard_lets_a_converted_value_through_and_asks_about_an_invented_one
     assert guard.check({"name": "bmi", "args": {"height_cm": 177.8, "weight_kg": 72.57}, "id": "c1"}, asked).action.value == "allow"
     invented = guard.check({"name": "bmi", "args": {"height_cm": 177.8, "weight_kg": 80}, "id": "c1"}, asked)
     assert [(f.category, f.path) for f in invented.findings] == [(Category.UNGROUNDED_VALUE, "$.weight_kg")]
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "param", "derived"),
+    [
+        ("Rotate the wheel by 2π radians.", 6.2832, "angle", True),
+        ("What is 15% of 80?", 12, "amount", True),
+        ("Use 3/4 of the dough.", 0.75, "fraction", True),
+        ("Split half of 10 apples.", 5, "count", True),
+        ("Meet me on 3/4/2024.", 0.75, "fraction", False),  # a date, not a fraction
+        ("Read pages 5-10 tonight.", -5, "offset", False),  # a range, not a subtraction
+        ("Buy 12 apples and 3 pears.", 15, "count", False),  # a sum nobody wrote
+    ],
+)
+def test_arithmetic_the_user_wrote_is_derived(text: str, value: float, param: str, derived: bool) -> None:
+    assert (derive(value, param, said(text)) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("text", "param", "derived"),
+    [
+        ("A car starts from rest and speeds up at 3 m/s^2.", "initial_velocity", True),
+        ("The ball is dropped from rest.", "speed", True),
+        ("A car moves at 3 m/s.", "initial_velocity", False),  # moving: its speed was not said to be 0
+        ("Let the dough rest for an hour.", "speed", False),  # resting dough is no body at rest
+        ("The train is at rest in the station.", "delay_minutes", False),  # not a speed
+    ],
+)
+def test_a_body_at_rest_has_no_speed(text: str, param: str, derived: bool) -> None:
+    assert (derive(0, param, said(text)) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("text", "derived"),
+    [("Sales from 2015 to 2025", True), ("I live at flat number 2015.", False), ("Book room 2015 for me.", False), ("Track order #2015.", False)],
+)
+def test_a_labelled_number_is_no_year(text: str, derived: bool) -> None:
+    assert (derive("2015-01-01", "start_date", said(text)) is not None) is derived
