@@ -562,16 +562,22 @@ def _country(value: object, ctx: Context) -> Derivation | None:
 
 
 def _place_with_country(value: object, ctx: Context) -> Derivation | None:
-    """``destination: "New York, USA"`` from "a trip to New York": a place the user named, with
-    its country (or region code) added after a comma; every other part must have been said."""
+    """``destination: "New York, USA"`` from "a trip to New York", ``location: "San Francisco,
+    CA"`` from "in San Francisco": a place the user named, with its country or its state,
+    province or region (``measures.is_region``) added after a comma; every other part must have
+    been said."""
     if not isinstance(value, str) or "," not in value:
         return None
     parts = [p.strip() for p in value.split(",") if p.strip()]
     said = [(p, _said_phrase(p, ctx)) for p in parts]
     places = [index for p, index in said if index is not None and normalise_text(p) not in _COUNTRY_OF]
-    if len(parts) < 2 or not places or any(i is None and normalise_text(p) not in _COUNTRY_OF for p, i in said):
+    if len(parts) < 2 or not places or any(i is None and not _qualifies_place(p) for p, i in said):
         return None
-    return places[0], f"{parts[0]} with its country -> {value}"
+    return places[0], f"{parts[0]} with its country or region -> {value}"
+
+
+def _qualifies_place(part: str) -> bool:
+    return normalise_text(part) in _COUNTRY_OF or measures.is_region(part)
 
 
 #: CSS named colours (CSS Color Module Level 4) that people say, as hex; "green" is also the

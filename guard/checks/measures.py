@@ -14,6 +14,8 @@ the user said, in the form the tool wants. Asking the human about them is a fals
 * Currency codes from their names as CLDR writes them (``babel``: "euros", "US dollars",
   "Japanese yen"); a name that fits several currencies ("dollars") derives none.
 * IANA time zones (``zoneinfo``, with the ``tzdata`` package) from the city they are named for.
+* States, provinces and regions (``pycountry``'s ISO 3166-2 subdivisions), which a place the user
+  named may gain after a comma ("San Francisco" -> "San Francisco, CA"; see ``derivations``).
 * Periods a year from the adverb that names them ("monthly" 12, "quarterly" 4), for a parameter
   that counts per year or compounding periods.
 * Arithmetic the user wrote ("2π", "3/4", "15% of 80", "half of 10"), worked out by
@@ -301,6 +303,32 @@ def currency_name(value: object, ctx: Context) -> Derivation | None:
             if f" {name} " in text:
                 return index, f"{name} -> {value}"
     return None
+
+
+# --- regions -------------------------------------------------------------------------------------
+
+
+@cache
+def _regions() -> tuple[frozenset[str], frozenset[str]]:
+    """ISO 3166-2 subdivisions (``pycountry``): their codes without the country ("CA", "NSW") and
+    their names, normalised ("california", "new south wales")."""
+    import pycountry
+
+    codes, names = set(), set()
+    for sub in pycountry.subdivisions:
+        codes.add(sub.code.split("-", 1)[1])
+        names.add(normalise_text(sub.name))
+    return frozenset(codes), frozenset(names)
+
+
+def is_region(part: str) -> bool:
+    """Whether ``part`` names a state, province or region: "CA", "NY", "California", "Bavaria".
+    A code counts only in capitals ("IN" is Indiana, "in" is a word)."""
+    text = part.strip()
+    codes, names = _regions()
+    if 1 < len(text) <= 3 and text.isalnum() and text.isupper():
+        return text in codes
+    return normalise_text(text) in names
 
 
 # --- time zones ----------------------------------------------------------------------------------

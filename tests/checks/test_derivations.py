@@ -93,7 +93,7 @@ TODAY = date(2023, 1, 1)
         ("male", "gender", "", "My grandfather is 75.", "grandfather -> male"),
         ("British", "culture", "", "Oliver from the UK.", "UK -> British"),
         ("USA", "country", "", "We live in the United States.", "United States -> USA"),
-        ("New York, USA", "destination", "", "A trip to New York.", "New York with its country -> New York, USA"),
+        ("New York, USA", "destination", "", "A trip to New York.", "New York with its country or region -> New York, USA"),
         ("#ADD8E6", "background", "", "A light blue background.", "light blue -> #ADD8E6"),
         ("#00FF00", "primaryColor", "", "Green as the primary color.", "green -> #00FF00"),
     ],

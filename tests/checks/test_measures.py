@@ -166,3 +166,18 @@ def test_a_body_at_rest_has_no_speed(text: str, param: str, derived: bool) -> No
 )
 def test_a_labelled_number_is_no_year(text: str, derived: bool) -> None:
     assert (derive("2015-01-01", "start_date", said(text)) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "derived"),
+    [
+        ("What's the weather in San Francisco?", "San Francisco, CA", True),
+        ("Find restaurants near Times Square.", "Times Square, New York", True),
+        ("Hotels in Sydney for two nights", "Sydney, NSW, Australia", True),
+        ("What's the weather in Seattle?", "Boston, MA", False),  # another place
+        ("Find a plumber in Springfield.", "Main St, Springfield, IL", False),  # a street nobody said
+        ("What's the weather in Portland?", "Portland, XY", False),  # no state has that code
+    ],
+)
+def test_a_place_the_user_named_may_gain_its_state_or_region(text: str, value: str, derived: bool) -> None:
+    assert (derive(value, "location", said(text)) is not None) is derived
