@@ -15,7 +15,7 @@ from datetime import MAXYEAR, MINYEAR, datetime
 from functools import cached_property
 from typing import Any, Literal
 
-from guard.lexicon import MONTH_NUMBER, MONTH_PATTERN
+from guard.lexicon import MONTH_NUMBER, MONTH_PATTERN, WEEKDAY_PATTERN
 from guard.models import ToolCall
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -123,6 +123,22 @@ def _stated_date(text: str) -> datetime | None:
             pass
     if m := _YEAR_IN_TEXT.search(text):
         return _in_year(datetime.now(), int(m.group(1)))
+    return None
+
+
+#: "Today is 2021-10-13", "today's date is Wednesday, May 7, 2025": the day a message says it is.
+_TODAY_IS = re.compile(
+    rf"\btoday(?:'s date)?\s+is\s+(?:(?:{WEEKDAY_PATTERN}),?\s+)?([^.;!?\n]{{6,40}})", re.IGNORECASE
+)
+
+
+def stated_today(text: str) -> datetime | None:
+    """The date a message gives as today ("Today is Wednesday, May 7, 2025."), or None: the one
+    reading of "today is ..." (a system message's date is ``Conversation.reference_time``)."""
+    for m in _TODAY_IS.finditer(text):
+        head = m.group(1).lstrip()
+        if (_DATE_IN_TEXT.match(head) or _MONTH_DATE_IN_TEXT.match(head)) and (stated := _stated_date(head)) is not None:
+            return stated
     return None
 
 

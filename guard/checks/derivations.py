@@ -31,6 +31,7 @@ from datetime import date
 from dateutil.relativedelta import relativedelta
 
 from guard.checks import measures
+from guard.conversation import stated_today
 from guard.lexicon import MONTH_NUMBER, WEEKDAYS
 from guard.normalise import (
     normalise_text,
@@ -348,7 +349,6 @@ def _month_day(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
-_TODAY_IS = re.compile(r"\btoday(?:'s date)?\s+is\s+(\d{4}-\d{2}-\d{2})\b", re.IGNORECASE)
 _ISO_IN_TEXT = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
 
 
@@ -359,11 +359,12 @@ def _stated_today(value: object, ctx: Context) -> Derivation | None:
         return None
     said = " \n ".join(text for _, text in ctx.normalised)
     for index, text in ctx.said:
-        for m in _TODAY_IS.finditer(text):
-            anchor = _date_value(m[1])
-            patterns = temporal_patterns(value.strip(), anchor) if anchor is not None else None
-            if patterns is not None and (found := patterns.search(said)):
-                return index, f"{' '.join(f[0] for f in found)} from today {m[1]} -> {value}"
+        if (stated := stated_today(text)) is None:
+            continue
+        anchor = stated.date()
+        patterns = temporal_patterns(value.strip(), anchor)
+        if patterns is not None and (found := patterns.search(said)):
+            return index, f"{' '.join(f[0] for f in found)} from today {anchor.isoformat()} -> {value}"
     return None
 
 

@@ -18,6 +18,8 @@ the user said, in the form the tool wants. Asking the human about them is a fals
   named may gain after a comma ("San Francisco" -> "San Francisco, CA"; see ``derivations``).
 * Periods a year from the adverb that names them ("monthly" 12, "quarterly" 4), for a parameter
   that counts per year or compounding periods.
+* Public holidays by name ("Christmas 2024" -> 2024-12-25; ``holidays``, the English-speaking
+  countries' tables), in a year the user said or the conversation's own.
 * Arithmetic the user wrote ("2π", "3/4", "15% of 80", "half of 10"), worked out by
   ``simpleeval``; a speed of 0 for a body "at rest".
 
@@ -331,6 +333,50 @@ def is_region(part: str) -> bool:
     return normalise_text(text) in names
 
 
+# --- holidays -------------------------------------------------------------------------------------
+
+#: Whose public holidays name days people say by name (English names; ``holidays``' tables).
+_HOLIDAY_COUNTRIES = ("US", "GB", "CA", "AU")
+_HOLIDAY_FILLER = frozenset({"day", "s", "observed", "the"})
+
+
+@lru_cache(maxsize=64)
+def _holiday_names(day: Any) -> tuple[str, ...]:
+    """The words of each public holiday on ``day`` ("christmas", "new year", "thanksgiving")."""
+    import holidays
+
+    names = set()
+    for country in _HOLIDAY_COUNTRIES:
+        try:
+            name = holidays.country_holidays(country, years=day.year).get(day)
+        except Exception:  # a year the tables do not cover
+            continue
+        for part in (name or "").split(";"):
+            words = [w for w in normalise_text(part).split() if w not in _HOLIDAY_FILLER]
+            if words:
+                names.add(" ".join(words))
+    return tuple(sorted(names))
+
+
+def holiday(value: object, ctx: Context) -> Derivation | None:
+    """``date: "2024-12-25"`` from "on Christmas 2024", ``2025-07-04`` from "Independence Day"
+    (said in 2025): a public holiday the user named, in the year they said or the conversation's."""
+    from guard.checks.derivations import _date_value
+
+    day = _date_value(value) if isinstance(value, str) else None
+    if day is None:
+        return None
+    this_year = ctx.today is not None and ctx.today.year == day.year
+    for name in _holiday_names(day):
+        said = re.compile(rf" (?:(\d{{4}}) )?{re.escape(name)}(?: day)?(?: (?:of |in )?(\d{{4}}))?(?= )")
+        for index, text in ctx.normalised:
+            for m in said.finditer(text):
+                year = m[1] or m[2]
+                if (year is None and this_year) or year == str(day.year):
+                    return index, f"{m[0].strip()} -> {day.isoformat()}"
+    return None
+
+
 # --- time zones ----------------------------------------------------------------------------------
 
 
@@ -468,4 +514,4 @@ def at_rest(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
-RULES = (converted_quantity, unit_symbol, currency_name, time_zone, periods_per_year, arithmetic, at_rest)
+RULES = (converted_quantity, unit_symbol, currency_name, time_zone, periods_per_year, arithmetic, at_rest, holiday)

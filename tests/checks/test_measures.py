@@ -3,6 +3,8 @@ ground; a value the words do not convert to stays ungrounded. The negatives are 
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 
 from guard import Guard
@@ -181,3 +183,31 @@ def test_a_labelled_number_is_no_year(text: str, derived: bool) -> None:
 )
 def test_a_place_the_user_named_may_gain_its_state_or_region(text: str, value: str, derived: bool) -> None:
     assert (derive(value, "location", said(text)) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "today", "derived"),
+    [
+        ("How many days from Christmas 2024 to the end of January?", "2024-12-25", None, True),
+        ("Any fireworks on Independence Day?", "2025-07-04", date(2025, 3, 1), True),
+        ("Book a table for Thanksgiving 2024.", "2024-11-28", None, True),
+        ("Book a table for Christmas 2024.", "2024-12-24", None, False),  # Christmas Eve is no public holiday here
+        ("Christmas 2024 and New Year's Day 2025", "2025-12-25", None, False),  # the year said is another Christmas's
+        ("Any fireworks on Independence Day?", "2025-07-04", date(2024, 3, 1), False),  # no year said: this year's
+    ],
+)
+def test_a_public_holiday_named_is_its_date(text: str, value: str, today: date | None, derived: bool) -> None:
+    assert (derive(value, "date", said(text), today=today) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "derived"),
+    [
+        ("Schedule a meeting next Monday at 10am. Today is Wednesday, May 7, 2025.", "2025-05-12T10:00:00", True),
+        ("Wake me at 8 am tomorrow. Today is 2021-10-13.", "2021-10-14 08:00:00", True),
+        ("Schedule a meeting next Monday at 10am. Today is Wednesday, May 7, 2025.", "2025-05-13T10:00:00", False),
+        ("Schedule it next Monday at 10am. Today is my birthday, May 7, 2025.", "2025-05-12T10:00:00", False),  # not what today is
+    ],
+)
+def test_relative_days_resolve_against_the_today_the_user_states(text: str, value: str, derived: bool) -> None:
+    assert (derive(value, "start", said(text)) is not None) is derived
