@@ -940,7 +940,7 @@ def selection_check(ctx: Any) -> list[Finding]:
     if best == me or gap < semantic.selection_margin:
         return []
     better = ctx.registry.get(tools.names[best])
-    if better is None or _feeds(ctx.spec, better):
+    if better is None or _feeds(ctx.spec, better) or _done_this_turn(ctx.conversation, better.name):
         return []
     return [
         Finding(
@@ -960,6 +960,16 @@ def _selection_parts(users: list[str]) -> list[str]:
     """What the selection check compares the tools with: the last user message, all of them
     together, and each one's parts."""
     return list(dict.fromkeys([users[-1], "\n".join(users)] + [p for u in users for p in split_request(u)]))
+
+
+def _done_this_turn(conversation: Conversation, name: str) -> bool:
+    """Whether the tool ``name`` was already called since the user last spoke: the step it serves
+    is done, and a call after it is a later step of the plan (the flight booked after the search,
+    the translation sent after it was made), which the tools ranked best for the request as a
+    whole do not describe."""
+    return any(
+        call.name == name for m in conversation.messages[conversation.last_user_index + 1 :] for call in m.tool_calls
+    )
 
 
 def _selection_texts(conversation: Conversation) -> list[str]:

@@ -188,7 +188,11 @@ _REQUEST_SPLIT = re.compile(
     r"|(?<=[?!])\s+|;\s*|\n+"
     r"|,?\s+\b(?:and then|and also|then|also|as well as|in addition|additionally)\b,?\s+"
     r"|,?\s+\band\b\s+(?=(?:can|could|would|will|please|i|tell|show|give|find|get|list|provide|search|check|create|"
-    r"generate|send|book|convert|translate|calculate|fetch|retrieve|look|what|how|which|who|where|when)\b)",
+    r"generate|send|book|convert|translate|calculate|fetch|retrieve|look|what|how|which|who|where|when|"
+    r"email|e-mail|text|message|notify|remind|reserve|schedule|order|buy|pay|transfer|post|share|save|add|put|set|"
+    r"update|delete|remove|cancel|play|open|call)\b)"
+    r"|,\s+(?=(?:then\s+)?(?:book|reserve|email|e-mail|send|schedule|order|buy|pay|transfer|post|share|save|add|"
+    r"update|delete|remove|cancel|notify|remind|translate|convert|calculate)\b)",
     re.IGNORECASE,
 )
 #: A part that points back at an earlier one ("sort them by name", "summaries of these papers")
@@ -202,8 +206,9 @@ def _content_words(text: str) -> list[str]:
 
 def split_request(request: str, min_words: int = 2) -> list[str]:
     """The parts of a request that each ask for something: split on sentence ends, ";", "then",
-    "also", and "and" before a new verb or question; a part with fewer than ``min_words`` content
-    words, or one that points back ("sort them by name"), joins the part before it."""
+    "also", "and" before a new verb or question, and a comma before an action verb ("..., book
+    the first one"); a part with fewer than ``min_words`` content words, or one that points back
+    ("sort them by name"), joins the part before it."""
     parts = [p.strip(" ,.?!") for p in _REQUEST_SPLIT.split(request) if p and p.strip(" ,.?!")]
     out: list[str] = []
     for part in parts:

@@ -56,14 +56,15 @@ _DERIVABLE_WORDS = frozenset(
     factor threshold growth degree degrees
     """.split()
 )
-#: Parameter words naming descriptive text: a summary of what was said, or the user's question put
-#: to a question-answering or search tool, in the model's words.
+#: Parameter words naming descriptive text: a summary of what was said, the user's question put
+#: to a question-answering or search tool, or a message's subject and body, in the model's words.
 _DESCRIPTIVE_WORDS = frozenset(
     """
     description describe details detail summary notes note comment comments reason reasons
     behavior behaviors behaviour behaviours goal goals objective objectives analysis criteria
     feedback preferences preference interests context situation concerns
     question questions query prompt instruction instructions
+    subject body message caption
     """.split()
 )
 

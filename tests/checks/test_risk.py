@@ -160,3 +160,11 @@ def test_a_description_example_as_value_is_weighed_by_what_is_at_stake(name, des
     example = [f for f in decision.findings if f.rule == "description_example"]
     assert example, decision.findings
     assert decision.action is action
+
+
+def test_a_message_body_in_the_models_words_that_echoes_the_request_is_derivable() -> None:
+    said = "Email the team that the sync on Monday at 10:00 is moved to Tuesday."
+    assert risk_of("body", [{"type": "string"}], "The sync on Monday at 10:00 moves to Tuesday.", said).level == "derivable"
+    assert risk_of("subject", [{"type": "string"}], "Sync moved to Tuesday", said).level == "derivable"
+    assert risk_of("body", [{"type": "string"}], "Please send the invoice for March.", said).level == "ordinary"  # never asked for
+    assert risk_of("message", [{"type": "string"}], "Lunch is on me", said).level == "ordinary"

@@ -68,6 +68,8 @@ def test_requests_split_into_parts() -> None:
     assert split_request("Carbon intensity in the U.S. House of Representatives") == [
         "Carbon intensity in the U.S. House of Representatives"]
     assert split_request("List the breeds. Sort them by name.") == ["List the breeds, Sort them by name"]
+    assert split_request("Find a flight to Rome, book the cheapest, and email me the confirmation") == [
+        "Find a flight to Rome", "book the cheapest", "email me the confirmation"]
 
 
 def test_a_part_no_tool_serves_makes_the_request_unserved(semantic: Any) -> None:
@@ -104,6 +106,29 @@ def test_a_step_towards_the_better_tool_is_not_a_wrong_choice(semantic: Any) -> 
     ]
     step = _ctx(semantic, tools, {"name": "GetUserToken", "args": {}, "id": "1"}, "Please delete my account.")
     assert selection_check(step) == []
+
+
+def test_a_later_step_after_the_better_tool_ran_this_turn_is_not_a_wrong_choice(semantic: Any) -> None:
+    """Multi-step: the request is best served by the translation as a whole; once the translation
+    ran in this turn, sending its text is the next step of the plan, not a wrong tool. Before it
+    ran, and in a later turn, the same call is judged against the whole request again."""
+    tools = [tool("translate_text", "Translate text into another language.", ("text", "target_language")),
+             tool("send_email", "Send an email.", ("to", "body"))]
+    send = {"name": "send_email", "args": {"to": "hans@example.de", "body": "Das Meeting ist abgesagt"}, "id": "2"}
+    asked = ("user", "Translate 'the meeting is cancelled' into German and send it to hans@example.de.")
+    ran = [asked, {"role": "assistant", "content": "", "tool_calls": [{"name": "translate_text", "args": {"text": "the meeting is cancelled", "target_language": "de"}, "id": "1"}]},
+           {"role": "tool", "content": "Das Meeting ist abgesagt", "tool_call_id": "1"}]
+    registry = ToolRegistry(tools)
+
+    def flagged(messages: list[Any]) -> bool:
+        parsed = ToolCall.from_any(send)
+        ctx = CheckContext(call=parsed, args=parsed.args, spec=registry.get("send_email"), registry=registry,
+                           conversation=Conversation.from_messages(messages), state=GuardState(), policy=Policy(), semantic=semantic)
+        return any(f.category is Category.SUSPICIOUS_TOOL_SELECTION for f in selection_check(ctx))
+
+    assert flagged([asked])
+    assert not flagged(ran)
+    assert flagged([*ran, ("user", "Translate 'see you soon' into French too.")])  # a new turn: the translation is not done
 
 
 def test_the_latest_message_may_only_answer_a_question(semantic: Any) -> None:
