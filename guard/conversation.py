@@ -126,9 +126,10 @@ def _stated_date(text: str) -> datetime | None:
     return None
 
 
-#: "Today is 2021-10-13", "today's date is Wednesday, May 7, 2025": the day a message says it is.
+#: "Today is 2021-10-13", "today's date is Wednesday, May 7, 2025", "it's Jan 16, 2024": the day a
+#: message says it is.
 _TODAY_IS = re.compile(
-    rf"\btoday(?:'s date)?\s+is\s+(?:(?:{WEEKDAY_PATTERN}),?\s+)?([^.;!?\n]{{6,40}})", re.IGNORECASE
+    rf"\b(?:today(?:'s date)?(?:\s+is|'s)|it's|it is)\s+(?:(?:{WEEKDAY_PATTERN}),?\s+)?([^.;!?\n]{{6,40}})", re.IGNORECASE
 )
 
 

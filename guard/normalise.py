@@ -69,6 +69,8 @@ _SCALES = {"thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
 _MULTIPLIERS = {"hundred": 100, "dozen": 12}
 _NUMBER_WORDS = {**_SMALL_VALUES, **_TENS_VALUES}
 _SCALE_WORDS = {**_MULTIPLIERS, **_SCALES}
+#: Scales written as a letter after the digits ("20k", "3bn"); "m" is metres as often as millions.
+_SCALE_SUFFIXES = {"k": 1_000, "mn": 1_000_000, "bn": 1_000_000_000}
 _PERCENT = frozenset({"%", "percent", "pct"})
 
 #: Units by dimension, as factors to the dimension's base unit (seconds, metres, grams, litres).
@@ -178,7 +180,7 @@ def numbers_in(text: str) -> dict[int | float, str]:
 
 def _qualifies(suffix: str | None) -> bool:
     """Whether the word after a number changes what it means (a percent, scale or unit)."""
-    return suffix in _PERCENT or suffix in _SCALES or suffix in _UNITS
+    return suffix in _PERCENT or suffix in _SCALES or suffix in _SCALE_SUFFIXES or suffix in _UNITS
 
 
 def _digits_value(num: str) -> int | float | None:
@@ -196,6 +198,8 @@ def _add_readings(found: dict[int | float, str], value: int | float, suffix: str
         readings.append(value / 100)
     elif suffix in _SCALES:
         readings = [value * _SCALES[suffix]]
+    elif suffix in _SCALE_SUFFIXES:
+        readings = [value * _SCALE_SUFFIXES[suffix]]
     elif suffix in _UNITS:
         dimension, factor = _UNITS[suffix]
         readings.extend(value * factor / other for other in _FACTORS[dimension])

@@ -18,6 +18,9 @@ the user said, in the form the tool wants. Asking the human about them is a fals
   named may gain after a comma ("San Francisco" -> "San Francisco, CA"; see ``derivations``).
 * Periods a year from the adverb that names them ("monthly" 12, "quarterly" 4), for a parameter
   that counts per year or compounding periods.
+* Amounts per period in another period ("$4,000 a month" -> 48,000 a year), region codes from
+  their names ("New York" -> "NY", ``pycountry``), phone numbers in another format
+  ("(415) 555-0199" -> "+14155550199", ``phonenumbers``).
 * Public holidays by name ("Christmas 2024" -> 2024-12-25; ``holidays``, the English-speaking
   countries' tables), in a year the user said or the conversation's own.
 * Arithmetic the user wrote ("2π", "3/4", "15% of 80", "half of 10"), worked out by
@@ -323,6 +326,30 @@ def _regions() -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(codes), frozenset(names)
 
 
+@cache
+def _region_names() -> dict[str, frozenset[str]]:
+    """Subdivision code (without the country) -> the normalised names of the regions it codes."""
+    import pycountry
+
+    names: dict[str, set[str]] = {}
+    for sub in pycountry.subdivisions:
+        names.setdefault(sub.code.split("-", 1)[1], set()).add(normalise_text(sub.name))
+    return {code: frozenset(n) for code, n in names.items()}
+
+
+def region_code(value: object, ctx: Context) -> Derivation | None:
+    """``state: "NY"`` from "in New York", ``"CA"`` from "California": the ISO 3166-2 code of a
+    state, province or region the user named (a code two regions share counts for both)."""
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Z0-9]{1,3}", value.strip()):
+        return None
+    names = _region_names().get(value.strip(), frozenset())
+    for index, text in ctx.normalised:
+        for name in names:
+            if f" {name} " in text:
+                return index, f"{name} -> {value}"
+    return None
+
+
 def is_region(part: str) -> bool:
     """Whether ``part`` names a state, province or region: "CA", "NY", "California", "Bavaria".
     A code counts only in capitals ("IN" is Indiana, "in" is a word)."""
@@ -331,6 +358,57 @@ def is_region(part: str) -> bool:
     if 1 < len(text) <= 3 and text.isalnum() and text.isupper():
         return text in codes
     return normalise_text(text) in names
+
+
+# --- amounts per period ---------------------------------------------------------------------------
+
+#: Periods a year, by the words that name a period.
+_PERIOD_OF = {"day": 365, "daily": 365, "week": 52, "weekly": 52, "month": 12, "monthly": 12, "quarter": 4, "quarterly": 4,
+              "year": 1, "yearly": 1, "annual": 1, "annually": 1, "annum": 1}
+_PER_PERIOD = re.compile(
+    r"(?<![\w.])[$€£]?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?\s*(k\b)?\s*(?:[a-z]+\s+)?"
+    r"(?:a|an|per|each|every|/)\s*(day|week|month|quarter|year)\b",
+    re.IGNORECASE,
+)
+
+
+def per_period(value: object, ctx: Context) -> Derivation | None:
+    """``annual_income: 48000`` from "$4,000 a month": an amount the user gave per day, week,
+    month, quarter or year, in the period the parameter names."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    target = next((_PERIOD_OF[w] for w in ctx.words if w in _PERIOD_OF), None)
+    if target is None:
+        return None
+    for index, text in ctx.said:
+        for m in _PER_PERIOD.finditer(text):
+            amount = float(m[1].replace(",", "") + (f".{m[2]}" if m[2] else "")) * (1000 if m[3] else 1)
+            said = _PERIOD_OF[m[4].lower()]
+            if said != target and rounds_to(value, amount * said / target):
+                return index, f"{m[0].strip()} -> {value} per {ctx.param}"
+    return None
+
+
+# --- phone numbers ---------------------------------------------------------------------------------
+
+
+def phone_number(value: object, ctx: Context) -> Derivation | None:
+    """``phone: "+14155550199"`` from "(415) 555-0199": a phone number the user gave, in another
+    format (E.164, national); read by ``phonenumbers`` in the value's own country."""
+    if not isinstance(value, str) or sum(c.isdigit() for c in value) < 7:
+        return None
+    import phonenumbers
+
+    try:
+        number = phonenumbers.parse(value, None if value.strip().startswith("+") else "US")
+    except phonenumbers.NumberParseException:
+        return None
+    region = phonenumbers.region_code_for_number(number) or "US"
+    for index, text in ctx.said:
+        for match in phonenumbers.PhoneNumberMatcher(text[:_CACHED_TEXT], region, leniency=phonenumbers.Leniency.POSSIBLE):
+            if (match.number.country_code, match.number.national_number) == (number.country_code, number.national_number):
+                return index, f"{match.raw_string} -> {value}"
+    return None
 
 
 # --- holidays -------------------------------------------------------------------------------------
@@ -477,10 +555,20 @@ def _evaluated(m: re.Match[str]) -> float | None:
     return float(result) if isinstance(result, (int, float)) and math.isfinite(result) else None
 
 
+#: Operators written as words ("3 plus 4", "45 divided by 3").
+_WORD_OPERATORS = (
+    (re.compile(r"\s+plus\s+", re.IGNORECASE), " + "), (re.compile(r"\s+minus\s+", re.IGNORECASE), " - "),
+    (re.compile(r"\s+(?:times|multiplied by)\s+", re.IGNORECASE), " * "), (re.compile(r"\s+divided by\s+", re.IGNORECASE), " / "),
+)
+
+
 @lru_cache(maxsize=512)
 def _expressions(text: str) -> tuple[tuple[str, float], ...]:
     found = []
-    for m in _EXPRESSION.finditer(text[:_CACHED_TEXT]):
+    text = text[:_CACHED_TEXT]
+    for pattern, operator in _WORD_OPERATORS:
+        text = pattern.sub(operator, text)
+    for m in _EXPRESSION.finditer(text):
         if (value := _evaluated(m)) is not None:
             found.append((m[0].strip(), value))
     return tuple(found)
@@ -514,4 +602,7 @@ def at_rest(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
-RULES = (converted_quantity, unit_symbol, currency_name, time_zone, periods_per_year, arithmetic, at_rest, holiday)
+RULES = (
+    converted_quantity, unit_symbol, currency_name, region_code, time_zone, periods_per_year, per_period, arithmetic,
+    at_rest, holiday, phone_number,
+)

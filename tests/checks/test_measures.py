@@ -10,6 +10,7 @@ import pytest
 from guard import Guard
 from guard.checks.derivations import derive
 from guard.checks.measures import quantities, rounds_to
+from guard.normalise import numbers_in
 from guard.taxonomy import Category
 
 
@@ -211,3 +212,53 @@ def test_a_public_holiday_named_is_its_date(text: str, value: str, today: date |
 )
 def test_relative_days_resolve_against_the_today_the_user_states(text: str, value: str, derived: bool) -> None:
     assert (derive(value, "start", said(text)) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "param", "derived"),
+    [
+        ("I make $4,000 a month.", 48000, "annual_income", True),
+        ("We spend 150 per week on food.", 600, "monthly_budget", False),  # 150 x 52 / 12 is 650, not 600
+        ("We spend 150 per week on food.", 650, "monthly_budget", True),
+        ("I make $4,000 a month.", 4000, "annual_income", False),  # a month's pay is no year's
+        ("Rent is 1200 a month.", 14400, "deposit", False),  # the parameter names no period
+    ],
+)
+def test_an_amount_per_period_is_derived_in_the_parameters_period(text: str, value: float, param: str, derived: bool) -> None:
+    assert (derive(value, param, said(text)) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "derived"),
+    [
+        ("What's the state tax in New York?", "NY", True),
+        ("Take-home pay on $85,000 in California?", "CA", True),
+        ("Take-home pay on $85,000 in California?", "NV", False),
+        ("I live in York, England.", "NY", False),  # "york" is not "new york"
+        ("Ship it by Monday.", "MO", False),  # no region was named
+    ],
+)
+def test_a_region_code_is_derived_from_its_name(text: str, value: str, derived: bool) -> None:
+    assert (derive(value, "state", said(text)) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "derived"),
+    [
+        ("text (415) 555-0199 saying 'home in 5'", "+14155550199", True),
+        ("Call me at +44 20 7946 0958.", "+442079460958", True),
+        ("text (415) 555-0199 saying 'home in 5'", "+14155550198", False),  # one digit off is another phone
+        ("My order number is 4155550199.", "+442079460958", False),
+        ("Call the office.", "+14155550199", False),
+    ],
+)
+def test_a_phone_number_is_derived_in_another_format(text: str, value: str, derived: bool) -> None:
+    assert (derive(value, "phone_number", said(text)) is not None) is derived
+
+
+def test_numbers_with_a_thousands_suffix_and_operators_in_words() -> None:
+    assert 20000 in numbers_in("a 20k car loan at 4.9%") and 3_000_000_000 in numbers_in("a 3bn budget")
+    assert derive(7, "capacity", said("room for 3 plus 4 people")) is not None
+    assert derive(8, "capacity", said("room for 3 plus 4 people")) is None
+    assert derive("2024-01-15", "date", said("Did they win yesterday? Today's Jan 16, 2024.")) is not None
+    assert derive("2024-10-04", "date", said("it's wednesday oct 2 2024, remind me this Friday")) is not None
