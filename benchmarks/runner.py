@@ -218,6 +218,9 @@ def run_cases(
 ) -> list[CaseResult]:
     """Every case through the graph; ``semantic`` is the embedding matcher (``guard.semantic``) or None,
     ``judge`` the optional LLM judge (``guard.checks.judge``: a ``Judge``, a chat model) or None."""
+    from guard.checks.measures import warm
+
+    warm()  # the derivation rules' libraries load once here, not inside the first case's decision
     out = []
     for case in cases:
         r = run_case(case, policy, agents, semantic, judge)

@@ -44,6 +44,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+from guard.checks.measures import warm as warm_measures
 from guard.extras import install_hint
 
 try:
@@ -737,6 +738,7 @@ def create_app(
         policy, store or make_store(state_config), telemetry, clock, state_config.retry_ttl_seconds, registry_cache_bytes
     )
     token = configured_token(token)
+    warm_measures()  # the derivation rules' libraries load at start-up, not in the first request
 
     app = FastAPI(
         title="guard",

@@ -418,22 +418,29 @@ _HOLIDAY_COUNTRIES = ("US", "GB", "CA", "AU")
 _HOLIDAY_FILLER = frozenset({"day", "s", "observed", "the"})
 
 
-@lru_cache(maxsize=64)
-def _holiday_names(day: Any) -> tuple[str, ...]:
-    """The words of each public holiday on ``day`` ("christmas", "new year", "thanksgiving")."""
+@lru_cache(maxsize=32)
+def _holidays_of(year: int) -> dict[Any, tuple[str, ...]]:
+    """Every public holiday of ``year`` -> the words of its names ("christmas", "new year"): built
+    once a year (about 20 ms for the four tables), not once a date."""
     import holidays
 
-    names = set()
+    names: dict[Any, set[str]] = {}
     for country in _HOLIDAY_COUNTRIES:
         try:
-            name = holidays.country_holidays(country, years=day.year).get(day)
+            table = holidays.country_holidays(country, years=year)
         except Exception:  # a year the tables do not cover
             continue
-        for part in (name or "").split(";"):
-            words = [w for w in normalise_text(part).split() if w not in _HOLIDAY_FILLER]
-            if words:
-                names.add(" ".join(words))
-    return tuple(sorted(names))
+        for day, name in table.items():
+            for part in str(name).split(";"):
+                words = [w for w in normalise_text(part).split() if w not in _HOLIDAY_FILLER]
+                if words:
+                    names.setdefault(day, set()).add(" ".join(words))
+    return {day: tuple(sorted(n)) for day, n in names.items()}
+
+
+def _holiday_names(day: Any) -> tuple[str, ...]:
+    """The words of each public holiday on ``day`` ("christmas", "new year", "thanksgiving")."""
+    return _holidays_of(day.year).get(day, ()) if 1 <= day.year <= 9999 else ()
 
 
 def holiday(value: object, ctx: Context) -> Derivation | None:
@@ -600,6 +607,24 @@ def at_rest(value: object, ctx: Context) -> Derivation | None:
         if found := _AT_REST.search(text):
             return index, f"{found[0].strip()} -> 0"
     return None
+
+
+def warm() -> None:
+    """Load what the rules read on first use (pint's registry, CLDR currency names, ISO 3166-2,
+    the time zones, this year's holidays, phonenumbers' metadata): about a second, once per
+    process. A server calls it at start-up so that no request pays for it; ``Guard`` itself stays
+    lazy."""
+    from datetime import date
+
+    import phonenumbers
+
+    _registry()
+    _currency_names()
+    _regions()
+    _region_names()
+    _zones()
+    _holidays_of(date.today().year)
+    phonenumbers.parse("+14155550199", None)
 
 
 RULES = (
