@@ -84,7 +84,11 @@ def derive(value: object, param: str, said: Said, *, description: str = "", toda
     ``description``) from what was ``said`` on ``today``; None when no rule does."""
     ctx = Context(param, said, description, today)
     for rule in _RULES:
-        if (match := rule(value, ctx)) is not None:
+        try:
+            match = rule(value, ctx)
+        except Exception:  # a rule that cannot read this value derives nothing: the value stays ungrounded
+            continue
+        if match is not None:
             return match
     return None
 

@@ -26,8 +26,10 @@ the user said, in the form the tool wants. Asking the human about them is a fals
 * Arithmetic the user wrote ("2π", "3/4", "15% of 80", "half of 10"), worked out by
   ``simpleeval``; a speed of 0 for a body "at rest".
 
-Each library loads on first use (``pint`` takes a third of a second), so a call that never reaches
-these rules never pays for them. What a value's digits leave open stays open: "the Earth's radius",
+The small libraries are imported with this module, in the importing thread: imported lazily, the
+first use came inside LangGraph's tool threads, and once inside a test that had patched imports,
+which left ``pycountry`` half imported for the rest of the process. ``pint`` (a third of a second)
+and every table load on first use, under one lock (``warm`` loads them up front). What a value's digits leave open stays open: "the Earth's radius",
 "a standard deck" or a company's ticker need world knowledge, and remain ungrounded.
 """
 
@@ -35,11 +37,19 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from functools import cache, lru_cache
-from typing import TYPE_CHECKING, Any
+from functools import cache, lru_cache, wraps
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import babel
+import babel.numbers
+import holidays
+import phonenumbers
+import pycountry
+import simpleeval
 
 from guard.lexicon import STOPWORDS
 from guard.normalise import normalise_text, parse_number
@@ -47,10 +57,29 @@ from guard.normalise import normalise_text, parse_number
 if TYPE_CHECKING:
     from guard.checks.derivations import Context, Derivation
 
+#: Held while a library loads or a table is built. LangGraph runs a turn's tool calls in threads:
+#: two first uses at once imported pycountry twice, and one of them saw the module half made
+#: ("partially initialized module 'pycountry' has no attribute 'db'").
+_LOADING = threading.RLock()
+T = TypeVar("T")
+
+
+def _once(build: Callable[[], T]) -> Callable[[], T]:
+    """``build`` run once, under ``_LOADING``; its result kept."""
+    cached = cache(build)
+
+    @wraps(build)
+    def loaded() -> T:
+        with _LOADING:
+            return cached()
+
+    return loaded
+
+
 # --- quantities ---------------------------------------------------------------------------------
 
 
-@cache
+@_once
 def _registry() -> Any:
     import pint  # a third of a second: only when a rule needs it
 
@@ -282,16 +311,13 @@ def unit_symbol(value: object, ctx: Context) -> Derivation | None:
 # --- currencies ----------------------------------------------------------------------------------
 
 
-@cache
+@_once
 def _currency_names() -> dict[str, str]:
     """Every English name CLDR gives a currency, singular and plural, normalised -> its code; a
     name two currencies share ("dollars", "pounds") is left out."""
-    from babel import Locale
-    from babel.numbers import get_currency_name
-
     names: dict[str, set[str]] = {}
-    for code in Locale("en").currencies:
-        for form in {get_currency_name(code, count, locale="en") for count in (None, 1, 2)}:
+    for code in babel.Locale("en").currencies:
+        for form in {babel.numbers.get_currency_name(code, count, locale="en") for count in (None, 1, 2)}:
             names.setdefault(normalise_text(form), set()).add(code)
     return {name: next(iter(codes)) for name, codes in names.items() if len(codes) == 1 and name}
 
@@ -313,12 +339,10 @@ def currency_name(value: object, ctx: Context) -> Derivation | None:
 # --- regions -------------------------------------------------------------------------------------
 
 
-@cache
+@_once
 def _regions() -> tuple[frozenset[str], frozenset[str]]:
     """ISO 3166-2 subdivisions (``pycountry``): their codes without the country ("CA", "NSW") and
     their names, normalised ("california", "new south wales")."""
-    import pycountry
-
     codes, names = set(), set()
     for sub in pycountry.subdivisions:
         codes.add(sub.code.split("-", 1)[1])
@@ -326,11 +350,9 @@ def _regions() -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(codes), frozenset(names)
 
 
-@cache
+@_once
 def _region_names() -> dict[str, frozenset[str]]:
     """Subdivision code (without the country) -> the normalised names of the regions it codes."""
-    import pycountry
-
     names: dict[str, set[str]] = {}
     for sub in pycountry.subdivisions:
         names.setdefault(sub.code.split("-", 1)[1], set()).add(normalise_text(sub.name))
@@ -392,12 +414,18 @@ def per_period(value: object, ctx: Context) -> Derivation | None:
 # --- phone numbers ---------------------------------------------------------------------------------
 
 
+@_once
+def _phonenumbers() -> Any:
+    phonenumbers.parse("+14155550199", None)  # its metadata loads on first use
+    return phonenumbers
+
+
 def phone_number(value: object, ctx: Context) -> Derivation | None:
     """``phone: "+14155550199"`` from "(415) 555-0199": a phone number the user gave, in another
     format (E.164, national); read by ``phonenumbers`` in the value's own country."""
     if not isinstance(value, str) or sum(c.isdigit() for c in value) < 7:
         return None
-    import phonenumbers
+    _phonenumbers()
 
     try:
         number = phonenumbers.parse(value, None if value.strip().startswith("+") else "US")
@@ -418,12 +446,15 @@ _HOLIDAY_COUNTRIES = ("US", "GB", "CA", "AU")
 _HOLIDAY_FILLER = frozenset({"day", "s", "observed", "the"})
 
 
-@lru_cache(maxsize=32)
 def _holidays_of(year: int) -> dict[Any, tuple[str, ...]]:
+    with _LOADING:
+        return _holiday_table(year)
+
+
+@lru_cache(maxsize=32)
+def _holiday_table(year: int) -> dict[Any, tuple[str, ...]]:
     """Every public holiday of ``year`` -> the words of its names ("christmas", "new year"): built
     once a year (about 20 ms for the four tables), not once a date."""
-    import holidays
-
     names: dict[Any, set[str]] = {}
     for country in _HOLIDAY_COUNTRIES:
         try:
@@ -465,7 +496,7 @@ def holiday(value: object, ctx: Context) -> Derivation | None:
 # --- time zones ----------------------------------------------------------------------------------
 
 
-@cache
+@_once
 def _zones() -> frozenset[str]:
     import zoneinfo
 
@@ -533,11 +564,9 @@ _EXPRESSION = re.compile(
 _FACTORS = {"half": 0.5, "a third": 1 / 3, "a quarter": 0.25, "twice": 2, "double": 2, "triple": 3}
 
 
-@cache
+@_once
 def _evaluator() -> Any:
-    from simpleeval import SimpleEval
-
-    evaluator = SimpleEval()
+    evaluator = simpleeval.SimpleEval()
     evaluator.names = {"pi": math.pi}
     return evaluator
 
@@ -616,15 +645,13 @@ def warm() -> None:
     lazy."""
     from datetime import date
 
-    import phonenumbers
-
+    _phonenumbers()
     _registry()
     _currency_names()
     _regions()
     _region_names()
     _zones()
     _holidays_of(date.today().year)
-    phonenumbers.parse("+14155550199", None)
 
 
 RULES = (

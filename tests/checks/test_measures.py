@@ -262,3 +262,54 @@ def test_numbers_with_a_thousands_suffix_and_operators_in_words() -> None:
     assert derive(8, "capacity", said("room for 3 plus 4 people")) is None
     assert derive("2024-01-15", "date", said("Did they win yesterday? Today's Jan 16, 2024.")) is not None
     assert derive("2024-10-04", "date", said("it's wednesday oct 2 2024, remind me this Friday")) is not None
+
+
+_FIRST_USE_IN_THREADS = r"""
+import threading
+from guard.checks.derivations import derive
+
+S = [(0, "Weather in New York, CA? 5 feet 10 inches, 100 US dollars, Tokyo, Christmas 2024, 2π, (415) 555-0199")]
+CALLS = [("NY", "state"), (177.8, "height_cm"), ("USD", "currency"), ("Asia/Tokyo", "timezone"),
+         ("2024-12-25", "date"), (6.2832, "angle"), ("+14155550199", "phone"), ("New York, NY", "location")]
+errors, start = [], threading.Barrier(16)
+
+def run(i):
+    start.wait()
+    value, param = CALLS[i % len(CALLS)]
+    try:
+        if derive(value, param, S) is None:
+            errors.append(f"{param} not derived")
+    except Exception as exc:
+        errors.append(repr(exc))
+
+threads = [threading.Thread(target=run, args=(i,)) for i in range(16)]
+for t in threads: t.start()
+for t in threads: t.join()
+print(errors or "ok")
+"""
+
+
+def test_the_libraries_load_once_when_threads_first_use_them_together() -> None:
+    """LangGraph runs a turn's tool calls in threads, so the rules' first uses can come at once: in
+    a fresh interpreter (no table loaded yet) 16 threads use every rule at the same moment, and
+    each derives its value. (The failure seen in LangChain's suite, pycountry half imported after
+    a first import inside a test, is avoided by importing the small libraries with the module;
+    this test did not reproduce it before.)"""
+    import subprocess
+    import sys
+
+    for _ in range(3):
+        out = subprocess.run([sys.executable, "-c", _FIRST_USE_IN_THREADS], capture_output=True, text=True, timeout=120)
+        assert out.stdout.strip() == "ok", out.stdout + out.stderr[-2000:]
+
+
+def test_a_rule_that_raises_derives_nothing_and_the_next_rule_still_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from guard.checks import derivations
+
+    def broken(value: object, ctx: object) -> None:
+        raise RuntimeError("a library that could not load")
+
+    monkeypatch.setattr(derivations, "_RULES", (broken, *derivations._RULES))
+    assert derive("USD", "currency", said("Convert 100 US dollars to euros.")) is not None
+    monkeypatch.setattr(derivations, "_RULES", (broken,))
+    assert derive("USD", "currency", said("Convert 100 US dollars to euros.")) is None
