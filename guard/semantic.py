@@ -935,12 +935,16 @@ def selection_check(ctx: Any) -> list[Finding]:
     rows = _blended_rows(semantic, texts, ctx.registry, tools)
     me = tools.names.index(ctx.call.name)
     part = int(np.argmax(rows[:, me]))
-    best = int(np.argmax(rows[part]))
+    # a tool that already ran since the user last spoke has served its step: the call is judged
+    # against the tools left to serve the rest of the plan (sending the translation once it is made)
+    done = _done_this_turn(ctx.conversation) - {ctx.call.name}
+    left = np.array([-np.inf if name in done else 0.0 for name in tools.names])
+    best = int(np.argmax(rows[part] + left))
     gap = float(rows[part, best] - rows[part, me])
     if best == me or gap < semantic.selection_margin:
         return []
     better = ctx.registry.get(tools.names[best])
-    if better is None or _feeds(ctx.spec, better) or _done_this_turn(ctx.conversation, better.name):
+    if better is None or _feeds(ctx.spec, better):
         return []
     return [
         Finding(
@@ -962,14 +966,11 @@ def _selection_parts(users: list[str]) -> list[str]:
     return list(dict.fromkeys([users[-1], "\n".join(users)] + [p for u in users for p in split_request(u)]))
 
 
-def _done_this_turn(conversation: Conversation, name: str) -> bool:
-    """Whether the tool ``name`` was already called since the user last spoke: the step it serves
-    is done, and a call after it is a later step of the plan (the flight booked after the search,
-    the translation sent after it was made), which the tools ranked best for the request as a
-    whole do not describe."""
-    return any(
-        call.name == name for m in conversation.messages[conversation.last_user_index + 1 :] for call in m.tool_calls
-    )
+def _done_this_turn(conversation: Conversation) -> set[str]:
+    """The tools already called since the user last spoke: their steps are done, and a call after
+    them is a later step of the plan (the flight booked after the search, the translation sent
+    after it was made), which the tools ranked best for the request as a whole do not describe."""
+    return {call.name for m in conversation.messages[conversation.last_user_index + 1 :] for call in m.tool_calls}
 
 
 def _selection_texts(conversation: Conversation) -> list[str]:
