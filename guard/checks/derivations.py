@@ -450,14 +450,28 @@ _RATE_PARAMS = frozenset({"rate", "speed", "pace", "tempo", "multiplier"})
 _STANDARD_RATE = re.compile(r" (?:normal|standard|regular|default|usual|original) (?:speed|rate|pace|tempo) ")
 
 
-def _standard_rate(value: object, ctx: Context) -> Derivation | None:
-    """``speechRate: 1.0`` from "at a standard rate": a speed multiplier at its normal value."""
-    if isinstance(value, bool) or value != 1 or not _RATE_PARAMS & set(ctx.words):
+def _phrase_fixes(value: object, ctx: Context, fixed: int, params: frozenset[str], phrase: re.Pattern[str]) -> Derivation | None:
+    """``value`` is ``fixed``, for a parameter named with one of ``params``, when a message says ``phrase``."""
+    if isinstance(value, bool) or value != fixed or not params & set(ctx.words):
         return None
     for index, text in ctx.normalised:
-        if found := _STANDARD_RATE.search(text):
+        if found := phrase.search(text):
             return index, f"{found[0].strip()} -> {value}"
     return None
+
+
+def _standard_rate(value: object, ctx: Context) -> Derivation | None:
+    """``speechRate: 1.0`` from "at a standard rate": a speed multiplier at its normal value."""
+    return _phrase_fixes(value, ctx, 1, _RATE_PARAMS, _STANDARD_RATE)
+
+
+_AT_REST = re.compile(r" (?:from|at) rest | from a standstill | stationary | standing still ")
+_SPEED_PARAMS = frozenset({"velocity", "speed", "v0", "u"})
+
+
+def _at_rest(value: object, ctx: Context) -> Derivation | None:
+    """``initial_velocity: 0`` from "starts from rest": a body at rest has no speed."""
+    return _phrase_fixes(value, ctx, 0, _SPEED_PARAMS, _AT_REST)
 
 
 _RANGE = re.compile(r"^\s*(\d+)\s*[-\u2013]\s*(\d+)\s*$")
@@ -651,6 +665,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _described_meaning,
     _described_default,
     _standard_rate,
+    _at_rest,
     _bracket,
     _gender,
     _country,

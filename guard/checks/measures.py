@@ -24,7 +24,7 @@ the user said, in the form the tool wants. Asking the human about them is a fals
 * Public holidays by name ("Christmas 2024" -> 2024-12-25; ``holidays``, the English-speaking
   countries' tables), in a year the user said or the conversation's own.
 * Arithmetic the user wrote ("2π", "3/4", "15% of 80", "half of 10"), worked out by
-  ``simpleeval``; a speed of 0 for a body "at rest".
+  ``simpleeval``.
 
 The small libraries are imported with this module, in the importing thread: imported lazily, the
 first use came inside LangGraph's tool threads, and once inside a test that had patched imports,
@@ -622,22 +622,6 @@ def arithmetic(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
-# --- at rest ---------------------------------------------------------------------------------------
-
-_AT_REST = re.compile(r" (?:from|at) rest | from a standstill | stationary | standing still ")
-_SPEED_WORDS = frozenset({"velocity", "speed", "v0", "u"})
-
-
-def at_rest(value: object, ctx: Context) -> Derivation | None:
-    """``initial_velocity: 0`` from "starts from rest": a body at rest has no speed."""
-    if isinstance(value, bool) or value != 0 or not _SPEED_WORDS & set(ctx.words):
-        return None
-    for index, text in ctx.normalised:
-        if found := _AT_REST.search(text):
-            return index, f"{found[0].strip()} -> 0"
-    return None
-
-
 def warm() -> None:
     """Load what the rules read on first use (pint's registry, CLDR currency names, ISO 3166-2,
     the time zones, this year's holidays, phonenumbers' metadata): about a second, once per
@@ -656,5 +640,5 @@ def warm() -> None:
 
 RULES = (
     converted_quantity, unit_symbol, currency_name, region_code, time_zone, periods_per_year, per_period, arithmetic,
-    at_rest, holiday, phone_number,
+    holiday, phone_number,
 )
