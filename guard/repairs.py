@@ -85,8 +85,10 @@ class _Walk:
         out = dict(value)
         if props and self.switches.param_names and extra in (None, False):
             out = self.rename(out, props, path)
+        patterns = schema.get("patternProperties")
+        patterns = patterns if isinstance(patterns, dict) else {}
         for key, item in out.items():
-            sub = props.get(key) if key in props else extra
+            sub = props.get(key) if key in props else _pattern_schema(patterns, key, extra)
             if isinstance(sub, dict):
                 out[key] = self.value(item, sub, child_path(path, key))
         return out
@@ -545,3 +547,20 @@ def _dateparser(text: str, reference: datetime) -> datetime | None:
         return dateparser.parse(text, settings=settings)
     except Exception:  # dateparser raises many types on odd input
         return None
+
+
+def _pattern_schema(patterns: dict[str, Any], key: str, extra: Any) -> Any:
+    """The schema a key outside ``properties`` is repaired by: ``additionalProperties`` only when no
+    ``patternProperties`` pattern matches it (a matched key is checked by the pattern's schema, not
+    by ``additionalProperties``); the pattern's schema when exactly one matches; none when several
+    do, or when a pattern cannot be decided in time."""
+    matched = []
+    for pattern, sub in patterns.items():
+        try:
+            if schemas.search(str(pattern), key):
+                matched.append(sub)
+        except schemas.RegexUndecided:
+            return None
+    if not matched:
+        return extra
+    return matched[0] if len(matched) == 1 else None
