@@ -262,8 +262,13 @@ def test_a_master_fails_over_while_the_guard_keeps_deciding_fail_closed_and_reco
     (replica,) = redis_cluster.replicas_of(victim)
     wait_for("the checkpoint to reach the replica", lambda: replica_has(replica, _Keys(key_prefix, paused).ids), timeout=10)
 
-    before, _ = decide(client, thread)
-    assert before["action"] == "allow" and before["state"]["degraded"] is False
+    # Before the kill the guard comes to whole decisions. The first ones open the app's connections
+    # to every master; on a loaded machine (CI beside a benchmark run) one of them once ran past the
+    # 500 ms timeout and was degraded, which is the guard doing its job, not the failover's subject.
+    decisions: list[dict[str, Any]] = []
+    wait_for("a whole decision before the kill",
+             lambda: not decisions.append(decide(client, thread)[0]) and decisions[-1]["state"]["degraded"] is False, timeout=15)
+    assert decisions[-1]["action"] == "allow"
 
     timeline: list[dict[str, Any]] = []
     checkpoint_errors: list[float] = []
