@@ -103,8 +103,11 @@ _NUMBER_WORD = re.compile(
 )
 #: Between two parts of one compound quantity ("5 feet 10 inches", "2 hours and 30 minutes").
 _JOINED = re.compile(r"^\s*(?:,|and|,\s*and)?\s*$")
-#: The longest message whose quantities are kept (the cache holds a few hundred messages).
+#: How much of a message the rules read (its start), and how many words of a parameter's
+#: description: bounds on the time a hostile message or schema can cost (a 600 KB message of
+#: quantities and a 100 KB description on five parameters took 86 s a check before).
 _CACHED_TEXT = 4_096
+_DESCRIBED_WORDS = 64
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,7 @@ class Quantity:
     end: int
 
 
+@lru_cache(maxsize=4_096)
 def unit_of(words: str) -> Any | None:
     """The pint unit ``words`` name ("centimeters", "m/s^2", "degrees Fahrenheit"), or None for
     anything else, including the grammar words pint also reads as units ("a" is a year, "at" an
@@ -146,9 +150,7 @@ _NOT_UNITS = frozenset({"are", "point", "points", "tex", "barn", "barns", "mil",
 def quantities(text: str) -> tuple[Quantity, ...]:
     """Every quantity with a unit that ``text`` says, longest reading of each unit first, then
     each run of quantities of one kind ("5 feet 10 inches") added up as one more."""
-    if len(text) <= _CACHED_TEXT:
-        return _quantities(text)
-    return _read_quantities(text)
+    return _quantities(text[:_CACHED_TEXT])
 
 
 @lru_cache(maxsize=512)
@@ -245,9 +247,15 @@ def rounds_to(value: float | int, exact: float) -> bool:
 
 def _targets(ctx: Context) -> list[Any]:
     """The units a parameter's name or description names ("height_cm", "Weight in kilograms")."""
+    return _named_units(tuple(ctx.words), ctx.description[:_DESCRIBED_WORDS * 16])
+
+
+@lru_cache(maxsize=1_024)
+def _named_units(name_words: tuple[str, ...], description: str) -> list[Any]:
     units: list[Any] = []
-    words = [w for w in ctx.words if w not in STOPWORDS]
-    described = [w for w in re.findall(r"[^\W\d_][\w/^²³]*", ctx.description) if len(w) > 1 and w.casefold() not in STOPWORDS]
+    words = [w for w in name_words[:_DESCRIBED_WORDS] if w not in STOPWORDS]
+    described = [w for w in re.findall(r"[^\W\d_][\w/^²³]*", description) if len(w) > 1 and w.casefold() not in STOPWORDS]
+    described = described[:_DESCRIBED_WORDS]
     for group in (words, described):
         for n in (2, 1):
             for i in range(len(group) - n + 1):
@@ -433,10 +441,17 @@ def phone_number(value: object, ctx: Context) -> Derivation | None:
         return None
     region = phonenumbers.region_code_for_number(number) or "US"
     for index, text in ctx.said:
-        for match in phonenumbers.PhoneNumberMatcher(text[:_CACHED_TEXT], region, leniency=phonenumbers.Leniency.POSSIBLE):
-            if (match.number.country_code, match.number.national_number) == (number.country_code, number.national_number):
-                return index, f"{match.raw_string} -> {value}"
+        for raw, code, national in _phones_in(text[:_CACHED_TEXT], region):
+            if (code, national) == (number.country_code, number.national_number):
+                return index, f"{raw} -> {value}"
     return None
+
+
+@lru_cache(maxsize=512)
+def _phones_in(text: str, region: str) -> tuple[tuple[str, int, int], ...]:
+    """The phone numbers a text writes, read as in ``region``: (as written, country code, national number)."""
+    matcher = phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.POSSIBLE)
+    return tuple((m.raw_string, m.number.country_code, m.number.national_number) for m in matcher)
 
 
 # --- holidays -------------------------------------------------------------------------------------

@@ -313,3 +313,13 @@ def test_a_rule_that_raises_derives_nothing_and_the_next_rule_still_runs(monkeyp
     assert derive("USD", "currency", said("Convert 100 US dollars to euros.")) is not None
     monkeypatch.setattr(derivations, "_RULES", (broken,))
     assert derive("USD", "currency", said("Convert 100 US dollars to euros.")) is None
+
+
+def test_a_hostile_message_or_description_is_read_only_to_a_bound() -> None:
+    """A 600 KB message of quantities and a 100 KB description on five parameters took 86 s a
+    check: the rules read a message's first 4,096 characters and a description's first 64 words."""
+    filler = "widgets " * 100
+    assert derive(72574.8, "weight", said("I weigh 160 pounds."), description="Weight in grams") is not None
+    assert derive(72574.8, "weight", said("I weigh 160 pounds."), description=filler + "in grams") is None
+    assert derive(72.57, "weight_kg", said("x" * 5_000 + " I weigh 160 pounds.")) is None
+    assert derive(72.57, "weight_kg", said("I weigh 160 pounds. " + "x" * 5_000)) is not None

@@ -168,3 +168,4 @@ def test_a_message_body_in_the_models_words_that_echoes_the_request_is_derivable
     assert risk_of("subject", [{"type": "string"}], "Sync moved to Tuesday", said).level == "derivable"
     assert risk_of("body", [{"type": "string"}], "Please send the invoice for March.", said).level == "ordinary"  # never asked for
     assert risk_of("message", [{"type": "string"}], "Lunch is on me", said).level == "ordinary"
+    assert risk_of("subject", [{"type": "string"}], "Quarterly budget review", said).level == "ordinary"  # another topic
