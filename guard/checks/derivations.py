@@ -595,6 +595,13 @@ def _place_with_country(value: object, ctx: Context) -> Derivation | None:
     return places[0], f"{parts[0]} with its country or region -> {value}"
 
 
+def is_country(part: str) -> bool:
+    """Whether ``part`` names a country: its name, a common short form or demonym ("UK",
+    "America"), or its ISO code in capitals."""
+    text = part.strip()
+    return measures.is_country(text) or (normalise_text(text) in _COUNTRY_OF and (not _is_code(text) or text.isupper()))
+
+
 def _qualifies_place(part: str) -> bool:
     return normalise_text(part) in _COUNTRY_OF or measures.is_region(part)
 

@@ -390,6 +390,26 @@ def is_region(part: str) -> bool:
     return normalise_text(text) in names
 
 
+@_once
+def _country_names() -> frozenset[str]:
+    """Every country's names (``pycountry``: name, common and official names), normalised."""
+    names = set()
+    for c in pycountry.countries:
+        for field in ("name", "common_name", "official_name"):
+            if (n := getattr(c, field, None)) is not None:
+                names.add(normalise_text(n))
+    return frozenset(names)
+
+
+def is_country(part: str) -> bool:
+    """Whether ``part`` names a country: "France", "South Korea", or its ISO code in capitals
+    ("US", "DEU")."""
+    text = part.strip()
+    if 1 < len(text) <= 3 and text.isalpha() and text.isupper():
+        return pycountry.countries.get(alpha_2=text) is not None or pycountry.countries.get(alpha_3=text) is not None
+    return normalise_text(text) in _country_names()
+
+
 # --- amounts per period ---------------------------------------------------------------------------
 
 #: Periods a year, by the words that name a period.
@@ -649,6 +669,7 @@ def warm() -> None:
     _currency_names()
     _regions()
     _region_names()
+    _country_names()
     _zones()
     _holidays_of(date.today().year)
 

@@ -606,3 +606,52 @@ _STYLED = [
 def test_a_word_before_the_parameters_own_noun_is_its_value(text: str, missing: list[str]) -> None:
     decision = Guard(_STYLED).preflight([{"role": "user", "content": text}])
     assert sorted(f.path for f in decision.findings if f.category is Category.MISSING_ARGUMENT and f.rule == "required") == missing
+
+
+# --- places: a country, a state, a city ---------------------------------------------------------
+
+PLACES = [
+    tool(
+        "zip_codes",
+        "List the postal codes of a city.",
+        {
+            "country": {"type": "string", "description": "Country code such as 'US'."},
+            "state": {"type": "string", "description": "State code such as 'CA' for California."},
+            "city": {"type": "string", "description": "The name of the city."},
+        },
+        ["country", "state", "city"],
+    ),
+    tool(
+        "city_weather",
+        "Current weather of a city.",
+        {"city": {"type": "string", "description": "City name"}, "country": {"type": "string", "description": "Country name"}},
+        ["city", "country"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "List the postal codes of the city of Los Angeles, California",  # the state after the city, the country implied
+        "List the postal codes of Austin in Texas, USA",
+        "What is the current weather in Paris?",  # a city implies its country
+        "What is the current weather in Paris, France?",  # Paris is also a French region: still the city
+    ],
+)
+def test_a_city_gives_its_place_and_implies_its_country_and_state(request_text):
+    assert run(request_text, tools=PLACES).findings == []
+
+
+@pytest.mark.parametrize(
+    ("request_text", "missing"),
+    [
+        ("List the postal codes of the state of Texas", {"$.city"}),  # a state is no city
+        ("What is the current weather in France?", {"$.city"}),  # nor is a country
+        ("List the postal codes of France", {"$.city", "$.state"}),  # a country implies no state
+        ("What is the current weather like today?", {"$.city", "$.country"}),
+    ],
+)
+def test_a_country_or_a_state_alone_leaves_the_city_missing(request_text, missing):
+    findings = run(request_text, tools=PLACES).findings
+    assert {f.path for f in findings} == missing and {f.category for f in findings} == {Category.MISSING_ARGUMENT}

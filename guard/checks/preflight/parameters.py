@@ -24,8 +24,17 @@ _ID_WORDS = frozenset({"id", "ids", "identifier", "code", "serial", "sku", "isbn
 _PLACE_WORDS = frozenset({"city", "country", "town", "nation", "destination"})
 
 #: Words that name a place-like parameter, which is a place when its description says so.
-_WHERE_WORDS = frozenset({"location", "region", "place", "area", "origin", "departure", "arrival", "address"})
-_PLACE_DESCRIPTION = re.compile(r"\b(?:city|cities|country|countries|district|geographic(?:al)?|town|province)\b", re.IGNORECASE)
+_WHERE_WORDS = frozenset({"location", "region", "place", "area", "origin", "departure", "arrival", "address", "state"})
+_PLACE_DESCRIPTION = re.compile(
+    r"\b(?:city|cities|country|countries|district|geographic(?:al)?|town|province|state (?:code|name|abbreviation)|u\.?s\.? state)\b",
+    re.IGNORECASE,
+)
+
+#: What a place parameter names, by its name's words: a country, a state or region within one, or
+#: a place (a city, an address) that implies both.
+COUNTRY_WORDS = frozenset({"country", "nation"})
+REGION_WORDS = frozenset({"state", "province", "county", "region"})
+CITY_WORDS = frozenset({"city", "town"})
 _DATE_WORDS = frozenset({"date", "day", "birthday", "deadline"})
 _COORDINATE_WORDS = frozenset({"latitude", "longitude", "lat", "lng", "lon", "long"})
 _URL_WORDS = frozenset({"url", "uri", "link", "website", "webpage"})

@@ -9,13 +9,15 @@ from typing import Any
 
 from guard import schema as schemas
 from guard.checks.arguments import conforms_to_format, excerpt, path_label
-from guard.checks.preflight.parameters import _cue_stems, _NAMED, _NUMERIC, _Slot, _slots, _type, _UNIT, _UNTOLD
+from guard.checks.derivations import is_country
+from guard.checks.measures import is_region
+from guard.checks.preflight.parameters import CITY_WORDS, COUNTRY_WORDS, REGION_WORDS, _cue_stems, _NAMED, _NUMERIC, _Slot, _slots, _type, _UNIT, _UNTOLD
 from guard.checks.preflight.reading import _Mention, _Text
 from guard.checks.relevance import stem
 from guard.lexicon import STOPWORDS
 from guard.models import Finding
 from guard.normalise import normalise_text, numbers_in, parse_number, parse_temporal
-from guard.registry import ToolSpec
+from guard.registry import ToolSpec, name_words
 from guard.taxonomy import Category
 
 
@@ -326,6 +328,8 @@ def _evidence(slot: _Slot, texts: list[_Text], taken: set[str], others: set[str]
         if member is None and (slot.array or _dates_only(slot.schema["enum"]) and any(t.dates for t in texts)):
             return _ASSUMED
         return member
+    if kind == "place":
+        return _place_evidence(slot, texts, taken, others)
     for text in texts:
         if kind == "date" and (text.dates or text.times):
             written = (text.dates or text.times)[0]
@@ -428,6 +432,37 @@ def _pattern_in(pattern: str, texts: list[_Text]) -> str | None:
 
 def _dates_only(members: list[Any]) -> bool:
     return all(isinstance(m, str) and _DATE_MEMBER.fullmatch(m) for m in members)
+
+
+def _place_evidence(slot: _Slot, texts: list[_Text], taken: set[str], others: set[str]) -> Found | None:
+    """A place for a place parameter, by what it names (``pycountry``). A country parameter is
+    given by a country the user named, a state or region parameter by a state, province or
+    region; both are implied by a place named without them ("Los Angeles": its country and state
+    are given), and neither takes the place away from a city parameter. A city parameter takes the
+    first place not yet taken that is no country ("Paris" is both a city and a French region); any
+    other place parameter (a destination, a location) the first place not yet taken."""
+    words = set(name_words(slot.name).split())
+    role = "country" if words & COUNTRY_WORDS else "region" if words & REGION_WORDS else "city" if words & CITY_WORDS else "place"
+    named = [m for t in texts for m in t.mentions if _is_place(m)]
+    places = [m for m in named if m.text not in others]
+
+    def names(m: _Mention) -> str:
+        return "country" if is_country(m.text) else "region" if is_region(m.text) else "place"
+
+    if role in ("country", "region"):
+        m = next((m for m in places if names(m) == role), None)
+        if m is not None:
+            return Found(m.text, m.text)
+        # a place named for another parameter ("the state of Texas") still implies its country
+        implied = next((m for m in named if names(m) == "place" or (role == "country" and names(m) == "region")), None)
+        return Found(None, implied.text) if implied is not None else None
+    free = [m for m in places if m.text not in taken]
+    if role == "city":
+        free = [m for m in free if names(m) != "country"]
+    if not free:
+        return None
+    taken.add(free[0].text)  # "from Berlin to Paris": the next place is another value
+    return Found(free[0].text, free[0].text)
 
 
 def _is_place(mention: _Mention) -> bool:
