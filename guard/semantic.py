@@ -921,7 +921,7 @@ def selection_check(ctx: Any) -> list[Finding]:
     user token" before "delete account", which requires a token) is a step towards it, not a
     wrong choice."""
     semantic = getattr(ctx, "semantic", None)
-    if not isinstance(semantic, SemanticGuard) or ctx.spec is None:
+    if not isinstance(semantic, SemanticGuard) or ctx.spec is None or _reads_context(ctx.spec, ctx.args):
         return []
     users = [m.content for m in ctx.conversation.messages if m.role == "user" and m.content.strip()]
     if not users or len(ctx.registry.available_names) < 2:
@@ -958,6 +958,15 @@ def selection_check(ctx: Any) -> list[Finding]:
                       "better_score": round(float(rows[part, best]), 3), "request": texts[part][:200]},
         )
     ]
+
+
+def _reads_context(spec: ToolSpec, args: Any) -> bool:
+    """A lookup called with no arguments that needs none (``get_user_profile``, ``GetToday``,
+    ``list_devices``): it reads the context a later step may need (the user's address before the
+    e-mail is sent) and can neither act nor carry a wrong value, so no tool fits the request
+    "better" than it."""
+    words = name_words(spec.name).split()
+    return not args and not spec.required and bool(words) and words[0] in _VERBS
 
 
 def _selection_parts(users: list[str]) -> list[str]:

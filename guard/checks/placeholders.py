@@ -54,6 +54,9 @@ _PATTERNS = re.compile(
     ),
     re.IGNORECASE,
 )
+#: Rules for values that only look invented (an address at example.com, a masked number): a tool
+#: that returned one shows it is real.
+_LOOKS_MADE_UP = frozenset({"example_email", "masked"})
 #: Longer values are sentences, not placeholders.
 _MAX_PLACEHOLDER_LENGTH = 100
 
@@ -140,8 +143,12 @@ def _placeholder(
             return None
         if len(text) <= _MAX_PLACEHOLDER_LENGTH:
             # A value the user or system said word for word is information, however it looks
-            # (an address at example.com in a user profile, a ticket literally named "TBD").
-            if (m := _PATTERNS.fullmatch(text)) and not grounding.mentions(text.casefold()):
+            # (an address at example.com in a user profile, a ticket literally named "TBD"); so
+            # is a made-up-looking address or number a tool returned (the account's real data),
+            # though not a stand-in word ("unknown", "N/A") a result happens to hold.
+            if (m := _PATTERNS.fullmatch(text)) and not grounding.mentions(text.casefold()) and not (
+                m.lastgroup in _LOOKS_MADE_UP and grounding.returned(text)
+            ):
                 return str(m.lastgroup), "looks like a placeholder"
             if _is_type_name(text, schema):
                 return "type_name", "is the name of a type, not a value"
@@ -235,6 +242,11 @@ class _Grounding:
             return True
         parts = [normalise_text(p) for p in re.split(r"[,;|/]", needle)]
         return len(parts) > 1 and all(p and f" {p} " in self._text for p in parts)
+
+    def returned(self, value: str) -> bool:
+        """Whether an earlier tool result holds ``value`` as written (case aside)."""
+        needle = value.casefold()
+        return any(needle in m.content.casefold() for m in self._ctx.conversation.tool_results if m.content)
 
 
 def _finding(tool: str | None, path: str, value: Any, rule: str, reason: str) -> Finding:

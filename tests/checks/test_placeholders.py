@@ -176,3 +176,28 @@ def test_a_description_example_the_user_said_in_the_plural_is_no_placeholder():
     assert check({"city": "Springfield"}, user="Compare the Springfields of the US") == []
     (finding,) = check({"city": "Springfield"}, user="Compare the cities of the US")
     assert finding.rule == "description_example"
+
+
+def _after_tool(args: dict[str, Any], result: str) -> list[Any]:
+    messages = [
+        {"role": "user", "content": "Email me the report"},
+        {"role": "assistant", "content": "", "tool_calls": [{"name": "get_profile", "args": {}, "id": "p1"}]},
+        {"role": "tool", "content": result, "tool_call_id": "p1"},
+    ]
+    ctx = CheckContext(
+        call=ToolCall(name="send", args=args), args=args, spec=SPEC, registry=ToolRegistry([SPEC]),
+        conversation=Conversation.from_messages(messages), state=GuardState(), policy=Policy(),
+    )
+    return placeholders.check(ctx)
+
+
+def test_an_address_a_tool_returned_is_real_data_however_it_looks():
+    # the account's profile holds a test address: the model copied it, it invented nothing
+    assert _after_tool({"to": "dana@example.com"}, '{"name": "Dana", "email": "dana@example.com"}') == []
+    # another address at example.com than the one returned is still made up
+    assert [f.rule for f in _after_tool({"to": "user@example.com"}, '{"email": "dana@example.com"}')] == ["example_email"]
+
+
+def test_a_stand_in_word_a_tool_result_holds_is_still_a_stand_in():
+    # a result saying its status is "unknown" does not make "unknown" a recipient
+    assert [f.rule for f in _after_tool({"to": "unknown"}, '{"status": "unknown"}')] == ["unknown"]

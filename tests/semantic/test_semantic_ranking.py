@@ -108,6 +108,22 @@ def test_a_step_towards_the_better_tool_is_not_a_wrong_choice(semantic: Any) -> 
     assert selection_check(step) == []
 
 
+def test_a_lookup_with_no_arguments_reads_context_and_is_no_wrong_choice(semantic: Any) -> None:
+    """Looking up the user's profile before e-mailing them: the lookup takes nothing and does
+    nothing, so no tool fits "better". An action with no arguments, or a lookup given arguments,
+    is still judged."""
+    tools = [tool("get_user_profile", "Get the current user's profile (name, email).", ()),
+             tool("clear_cart", "Empty the shopping cart.", ()),
+             tool("send_email", "Send an email.", ("to", "subject", "body"), to="", subject="", body="")]
+    asked = "Find a flight from Boston to Chicago, book it, and email me the confirmation."
+    lookup = _ctx(semantic, tools, {"name": "get_user_profile", "args": {}, "id": "1"}, asked)
+    assert selection_check(lookup) == []
+    action = _ctx(semantic, tools, {"name": "clear_cart", "args": {}, "id": "2"}, asked)
+    assert [f.evidence["better"] for f in selection_check(action)] == ["send_email"]
+    given = _ctx(semantic, tools, {"name": "get_user_profile", "args": {"user": "dana"}, "id": "3"}, asked)
+    assert [f.evidence["better"] for f in selection_check(given)] == ["send_email"]
+
+
 def test_a_later_step_after_the_better_tool_ran_this_turn_is_not_a_wrong_choice(semantic: Any) -> None:
     """Multi-step: the request is best served by the translation as a whole; once the translation
     ran in this turn, sending its text is the next step of the plan, not a wrong tool. Before it
