@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
@@ -25,6 +26,7 @@ from functools import lru_cache
 from guard.lexicon import STOPWORDS
 from guard.normalise import normalise_text
 from guard.registry import PerRegistry, ToolRegistry, ToolSpec, name_words
+from guard.text import quoted_pattern
 
 #: Weights of where a word occurs in a tool's description.
 _NAME, _DESCRIPTION, _PARAM_NAME, _PARAM_DESCRIPTION = 3.0, 2.0, 1.0, 0.5
@@ -204,12 +206,33 @@ def _content_words(text: str) -> list[str]:
     return [w for w in normalise_text(text).split() if w not in STOPWORDS and len(w) > 1 and not w.isdigit()]
 
 
+def _split_outside_quotes(request: str) -> list[str]:
+    """``_REQUEST_SPLIT`` applied where no quoted phrase is cut: a user agent in quotes
+    ('Mozilla/5.0 (Windows NT 10.0; Win64)') or a quoted sentence is one value, not two parts."""
+    starts, ends = [], []
+    for m in _QUOTED.finditer(request):
+        starts.append(m.start())
+        ends.append(m.end())
+    pieces, start = [], 0
+    for m in _REQUEST_SPLIT.finditer(request):
+        i = bisect_left(starts, m.start()) - 1  # the last quoted phrase opened before the split
+        if i >= 0 and m.start() < ends[i]:
+            continue
+        pieces.append(request[start : m.start()])
+        start = m.end()
+    pieces.append(request[start:])
+    return pieces
+
+
+_QUOTED = quoted_pattern(200)
+
+
 def split_request(request: str, min_words: int = 2) -> list[str]:
     """The parts of a request that each ask for something: split on sentence ends, ";", "then",
     "also", "and" before a new verb or question, and a comma before an action verb ("..., book
     the first one"); a part with fewer than ``min_words`` content words, or one that points back
     ("sort them by name"), joins the part before it."""
-    parts = [p.strip(" ,.?!") for p in _REQUEST_SPLIT.split(request) if p and p.strip(" ,.?!")]
+    parts = [p.strip(" ,.?!") for p in _split_outside_quotes(request) if p and p.strip(" ,.?!")]
     out: list[str] = []
     for part in parts:
         if out and (len(_content_words(part)) < min_words or _ANAPHORA.search(part)):

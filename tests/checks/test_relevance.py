@@ -97,3 +97,16 @@ def test_profiles_are_built_once_per_registry_content(monkeypatch):
     assert built == ["count_sheep"]
     rank_tools("count the sheep", ToolRegistry([tool("count_sheep", "Count goats instead.")]))
     assert built == ["count_sheep", "count_sheep"]  # a changed schema is a new profile
+
+
+def test_a_request_is_not_split_inside_a_quoted_value():
+    from guard.checks.relevance import split_request
+
+    agent = "'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36'"
+    assert split_request(f"What browser is the user agent {agent}? Then book a flight to Rome.") == [
+        f"What browser is the user agent {agent}", "Then book a flight to Rome"]
+    assert split_request('Send "see you soon; bring snacks" to Ana; then call Bob') == [
+        'Send "see you soon; bring snacks" to Ana', "then call Bob"]
+    # outside quotes the split is as before
+    assert split_request("Book a table for two; also check the weather in Rome") == [
+        "Book a table for two", "also check the weather in Rome"]
