@@ -68,7 +68,7 @@ except ImportError as exc:  # pragma: no cover - numpy comes with the extra's to
     raise ImportError(f"guard.semantic needs numpy: {install_hint('semantic')}") from exc
 
 from guard.checks.grounding import GroundingMatch, SemanticSkip
-from guard.checks.relevance import STOPWORDS, ToolScore, split_request
+from guard.checks.relevance import STOPWORDS, ToolScore, split_request, stem
 from guard.checks.relevance import rank_tools as lexical_rank
 from guard.conversation import Conversation
 from guard.models import Finding
@@ -946,6 +946,11 @@ def selection_check(ctx: Any) -> list[Finding]:
     better = ctx.registry.get(tools.names[best])
     if better is None or _feeds(ctx.spec, better):
         return []
+    # a step towards any tool that fits this part better (the tracks found before they are added
+    # to the playlist, the product found before it goes in the cart)
+    ahead = [ctx.registry.get(n) for j, n in enumerate(tools.names) if rows[part, j] > rows[part, me] and n not in done]
+    if _lookup(ctx.spec) and any(spec is not None and _feeds(ctx.spec, spec) for spec in ahead):
+        return []
     return [
         Finding(
             category=Category.SUSPICIOUS_TOOL_SELECTION,
@@ -965,8 +970,13 @@ def _reads_context(spec: ToolSpec, args: Any) -> bool:
     ``list_devices``): it reads the context a later step may need (the user's address before the
     e-mail is sent) and can neither act nor carry a wrong value, so no tool fits the request
     "better" than it."""
+    return not args and not spec.required and _lookup(spec)
+
+
+def _lookup(spec: ToolSpec) -> bool:
+    """Whether a tool's name says it reads (get, search, list, …) rather than acts."""
     words = name_words(spec.name).split()
-    return not args and not spec.required and bool(words) and words[0] in _VERBS
+    return bool(words) and words[0] in _VERBS
 
 
 def _selection_parts(users: list[str]) -> list[str]:
@@ -991,17 +1001,26 @@ def _selection_texts(conversation: Conversation) -> list[str]:
 _VERBS = frozenset(["get", "query", "fetch", "retrieve", "search", "find", "list", "lookup", "look", "check", "read", "load", "request", "obtain", "generate", "create"])
 
 
+#: Name words that say a parameter is a thing's key: ``issue_number`` needs the issue.
+_KEY_WORDS = frozenset({"id", "ids", "number", "num", "no", "key", "code", "uuid"})
+
+
+def _noun(word: str) -> str:
+    """A name word's stem, singular first ("payees" and "payee" alike)."""
+    return stem(word[:-1] if word.endswith("s") and not word.endswith("ss") and len(word) > 3 else word)
+
+
 def _feeds(step: ToolSpec, goal: ToolSpec) -> bool:
     """Whether ``step`` produces a value ``goal`` requires: its name's nouns or its declared
     outputs name one of ``goal``'s required parameters ("GetUserToken" -> ``token``)."""
-    produced = set(name_words(step.name).split()) - _VERBS
+    produced = {_noun(w) for w in name_words(step.name).split() if w not in _VERBS}
     outputs = step.metadata.get("output_parameters") if isinstance(step.metadata, dict) else None
     if isinstance(outputs, dict):
-        produced |= {w for k in outputs for w in name_words(str(k)).split()}
+        produced |= {_noun(w) for k in outputs for w in name_words(str(k)).split()}
     for required in goal.required:
-        words = set(name_words(required).split()) - {"id"}
+        words = {_noun(w) for w in name_words(required).split() if w not in _KEY_WORDS}
         if words and words <= produced:
-            return True
+            return True  # "search_restaurants" finds the restaurant_id "book_table" needs
     return False
 
 

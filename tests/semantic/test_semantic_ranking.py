@@ -124,6 +124,22 @@ def test_a_lookup_with_no_arguments_reads_context_and_is_no_wrong_choice(semanti
     assert [f.evidence["better"] for f in selection_check(given)] == ["send_email"]
 
 
+def test_a_search_for_what_a_better_fitting_tool_needs_is_a_step_of_the_plan(semantic: Any) -> None:
+    """Finding the tracks before they are added to the playlist: the search is judged a step
+    towards any tool that fits the request better and needs what it finds (``track_ids``,
+    ``restaurant_id``: plural names, key words), not only towards the best one. An action is no
+    such step."""
+    tools = [tool("search_tracks", "Search the music catalogue for tracks.", ("query",), query=""),
+             tool("create_playlist", "Create a new playlist with a title.", ("title",), title=""),
+             tool("add_tracks_to_playlist", "Add tracks to a playlist.", ("playlist_id", "track_ids"), playlist_id="", track_ids=""),
+             tool("delete_tracks", "Delete tracks from the library.", ("track_ids",), track_ids="")]
+    asked = "Make me a playlist called 'Sunday Morning' with Harvest Moon by Neil Young and Pink Moon by Nick Drake"
+    search = _ctx(semantic, tools, {"name": "search_tracks", "args": {"query": "Harvest Moon Neil Young"}, "id": "1"}, asked)
+    assert selection_check(search) == []
+    delete = _ctx(semantic, tools, {"name": "delete_tracks", "args": {"track_ids": ["t1"]}, "id": "2"}, asked)
+    assert [f.category for f in selection_check(delete)] == [Category.SUSPICIOUS_TOOL_SELECTION]
+
+
 def test_a_later_step_after_the_better_tool_ran_this_turn_is_not_a_wrong_choice(semantic: Any) -> None:
     """Multi-step: the request is best served by the translation as a whole; once the translation
     ran in this turn, sending its text is the next step of the plan, not a wrong tool. Before it
