@@ -434,6 +434,9 @@ def _target_format(schema_format: str | None, description: str | None) -> _Targe
         return _Target(m.group(0), m.group(0))
     for m in _TOKENS_IN_TEXT.finditer(description):
         shown = m.group(0)
+        years = [tok for tok, _ in _TOKEN_PARTS.findall(shown) if tok.lower() in ("yyyy", "yy")]
+        if len(years) > 1:
+            continue  # "YYYY-YY" is a span of years (a season: 2023-24), no date's format
         if _YEAR_OR_HOUR.search(shown):
             return _Target(_tokens_to_strftime(shown), shown)
     return None

@@ -214,6 +214,9 @@ def test_dates_are_reformatted_to_the_stated_format(raw: str, schema: dict[str, 
         ("2021-09-28T14:00:00", {"type": "string", "format": "date"}),
         ("tomorrow at 2pm", {"type": "string", "format": "time"}),
         ("2021-09-28T14:00:00+02:00", {"type": "string", "description": "YYYY-MM-DD HH:MM:SS"}),
+        # a season, a fiscal year: a span of two years is no date (it was "reformatted" to 2023-23)
+        ("2023-24", {"type": "string", "description": "Season as YYYY-YY, e.g. 2022-23."}),
+        ("2023/24", {"type": "string", "description": "Fiscal year, YYYY/YY"}),
     ],
 )
 def test_dates_without_one_clear_reading_are_left_alone(raw: str, schema: dict[str, Any]):
