@@ -15,7 +15,7 @@ from datetime import MAXYEAR, MINYEAR, datetime
 from functools import cached_property
 from typing import Any, Literal
 
-from guard.lexicon import MONTH_NUMBER, MONTH_PATTERN, WEEKDAY_PATTERN
+from guard.lexicon import MONTH_NUMBER, MONTH_PATTERN, WEEKDAY_OR_SHORT_PATTERN
 from guard.models import ToolCall
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -129,7 +129,8 @@ def _stated_date(text: str) -> datetime | None:
 #: "Today is 2021-10-13", "today's date is Wednesday, May 7, 2025", "it's Jan 16, 2024": the day a
 #: message says it is.
 _TODAY_IS = re.compile(
-    rf"\b(?:today(?:'s date)?(?:\s+is|'s)|it's|it is)\s+(?:(?:{WEEKDAY_PATTERN}),?\s+)?([^.;!?\n]{{6,40}})", re.IGNORECASE
+    rf"\b(?:today(?:'s date)?(?:\s+is|'s)|it's|it is)\s+(?:(?:{WEEKDAY_OR_SHORT_PATTERN})\.?,?\s+)?([^.;!?\n]{{6,40}})",
+    re.IGNORECASE,
 )
 
 

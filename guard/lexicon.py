@@ -27,6 +27,9 @@ def alternation(words: object) -> str:
 #: The month names and the weekday names as regex alternations (no group, no anchors).
 MONTH_PATTERN = alternation(MONTH_NUMBER)
 WEEKDAY_PATTERN = alternation(WEEKDAYS)
+#: Weekdays as people shorten them ("Wed 2024-10-16"), for where a weekday only precedes a date.
+WEEKDAY_ABBREVIATIONS: tuple[str, ...] = ("mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun")
+WEEKDAY_OR_SHORT_PATTERN = alternation(WEEKDAYS + WEEKDAY_ABBREVIATIONS)
 
 #: Articles, the common prepositions and "and"/"or": the words every list below leaves out.
 GRAMMAR_WORDS = frozenset("a an the to from of in on at for and or with by".split())

@@ -277,7 +277,7 @@ _DAY_BOUNDARIES = (time(0), time(23, 59), time(23, 59, 59))
 _WEEKDAYS = WEEKDAYS
 _NAMED_DAYS = {
     -2: r"(?:the )?day before yesterday",
-    -1: r"(?<!before )yesterday",
+    -1: r"(?<!before )yesterday|last night",
     0: r"today|tonight|this (?:morning|afternoon|evening)",
     1: r"(?<!after )tomorrow",
     2: r"(?:the )?day after tomorrow",
@@ -385,6 +385,12 @@ def _relative_forms(d: date, today: date) -> list[str]:
         forms.append(rf"next {weekday}")
     if 1 <= delta <= 31:
         forms.append(rf"in (?:{delta}|{number_words(delta)}) days?")
+    if -7 <= delta <= -1:
+        forms.append(rf"last {weekday}")
+    if d.weekday() >= 5 and 0 <= delta <= 6:
+        forms.append(r"(?:this|the) weekend")  # its Saturday and its Sunday
+    if d.weekday() >= 5 and 1 <= delta <= 13:
+        forms.append(r"next weekend")
     return forms
 
 

@@ -27,3 +27,11 @@ def test_langchain_openai_and_tuple_messages_read_the_same():
         assert [m.role for m in conv.messages] == ["user", "assistant", "tool"]
         assert conv.prior_calls[0].args == {"a": 1} and conv.result_for("1").status == "error"
     assert Conversation.from_messages([("human", "x")]).latest_request == "x"
+
+
+def test_today_stated_with_a_short_weekday():
+    from guard.conversation import stated_today
+
+    assert stated_today("weather in Melbourne this weekend? today is Wed 2024-10-16") == datetime(2024, 10, 16)
+    assert stated_today("It's Fri. 2024-10-18, what's on?") == datetime(2024, 10, 18)
+    assert stated_today("today is wedding day") is None  # "wed" must be a word on its own

@@ -179,3 +179,21 @@ def test_a_text_about_another_date_or_time_does_not_mention_it(value, text):
 
 def test_the_matched_words_are_returned():
     assert mentions_datetime("2021-09-28 14:00:00", "tomorrow at 2pm", NOW) == "tomorrow at 2 pm"
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "said"),
+    [
+        ("2024-10-15", "did the Lakers win last night?", True),  # yesterday, as people say it
+        ("2024-10-19", "weather for this weekend", True),  # its Saturday
+        ("2024-10-20", "weather for the weekend", True),  # and its Sunday
+        ("2024-10-18", "weather for this weekend", False),  # Friday is no weekend day
+        ("2024-10-14", "everything since last monday", True),
+        ("2024-10-21", "everything since last monday", False),  # a Monday to come is not "last"
+        ("2024-10-14", "the night before last night", False),
+    ],
+)
+def test_relative_days_people_say(value, text, said):
+    from guard.normalise import mentions_datetime
+
+    assert (mentions_datetime(value, text, datetime(2024, 10, 16)) is not None) is said  # a Wednesday

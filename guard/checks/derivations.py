@@ -35,6 +35,7 @@ from guard.conversation import stated_today
 from guard.lexicon import MONTH_NUMBER, WEEKDAYS
 from guard.normalise import (
     normalise_text,
+    number_words,
     numbers_in,
     parse_number,
     parse_temporal,
@@ -372,6 +373,28 @@ def _stated_today(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
+_NIGHTS = re.compile(r" (\d{1,2}|" + "|".join(number_words(n) for n in range(1, 31)) + r") (nights?|days?|weeks?) ")
+
+
+def _stay_end(value: object, ctx: Context) -> Derivation | None:
+    """``check_out: 2024-08-14`` from "4 nights starting August 10 2024": the end of a stay or a
+    span of days, weeks the user gave with its start (a date they wrote, in any form)."""
+    day = _date_value(value)
+    if day is None or ctx.today is None:
+        return None
+    said = " \n ".join(text for _, text in ctx.normalised)
+    for index, text in ctx.normalised:
+        for m in _NIGHTS.finditer(text):
+            n = int(m[1]) if m[1].isdigit() else parse_number(m[1])
+            if not isinstance(n, (int, float)) or not 1 <= n <= 60:
+                continue
+            start = day - relativedelta(days=int(n) * (7 if m[2].startswith("week") else 1))
+            patterns = temporal_patterns(start.isoformat(), ctx.today)
+            if patterns is not None and (found := patterns.search(said)):
+                return index, f"{m[1]} {m[2]} from {found[0][0]} -> {day.isoformat()}"
+    return None
+
+
 def _weekday_after_date(value: object, ctx: Context) -> Derivation | None:
     """``check_out: 2022-03-18`` from "2022-03-14." then "Friday.": the named weekday in the six
     days after a date the user stated (the end of a stay or a range they began with that date)."""
@@ -667,6 +690,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _year_bounds,
     _month_day,
     _stated_today,
+    _stay_end,
     _weekday_after_date,
     _frequency,
     _described_meaning,

@@ -172,3 +172,16 @@ def test_coordinates_need_a_named_place_and_are_not_checked_against_it() -> None
     # Only that a place was named is checked: which coordinates it has needs a gazetteer.
     assert derive(48.8584, "latitude", [(0, "Show me the weather where I am now.")]) is None
     assert derive(-33.9, "latitude", [(0, "Show me the weather near the Eiffel Tower.")])[1] == "coordinates of Eiffel Tower"
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "derived"),
+    [
+        ("2024-08-14", "a hotel in Paris, 4 nights starting August 10 2024", True),
+        ("2024-08-15", "a flat for two weeks from August 1 2024", True),
+        ("2024-08-15", "a hotel in Paris, 4 nights starting August 10 2024", False),  # one night too many
+        ("2024-08-14", "a hotel in Paris for 4 nights", False),  # no start date said
+    ],
+)
+def test_the_end_of_a_stay_from_its_start_and_length(value, text, derived):
+    assert (derive(value, "check_out", [(0, text)], today=date(2024, 3, 1)) is not None) is derived
