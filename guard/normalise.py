@@ -369,8 +369,8 @@ def _date_forms(d: date, today: date) -> list[str]:
         rf"{day} (?:of )?{month_names}{named_year}",
         rf"0?{d.day} {month}{numeric_year}",
         rf"{month} 0?{d.day}{numeric_year}",
-        # the end of a range whose month was said once: "October 14th to 16th"
-        rf"{month_names} \d{{1,2}}(?: (?:st|nd|rd|th))? (?:to|and|through|until|till) (?:the )?{day}{named_year}",
+        # the end of a range whose month was said once: "October 14th to 16th", "Dec 23-27 2024"
+        rf"{month_names} \d{{1,2}}(?: (?:st|nd|rd|th))? (?:(?:to|and|through|until|till) )?(?:the )?{day}{named_year}",
     ]
     return forms + _relative_forms(d, today)
 
@@ -405,6 +405,11 @@ def _time_forms(t: time) -> list[str]:
         rf"0?{h12} {t.minute:02d}{seconds} {says}",
         rf"0?{t.hour} h {t.minute:02d}",
     ]
+    minutes = f" {t.minute:02d}" if t.minute else ""
+    # the start of a range whose end says am or pm: "from 8 to 11am"
+    forms.append(rf"{h12}{minutes}(?= (?:to|until|till) \d{{1,2}}(?: \d\d)? {says}(?!\S))")
+    if 17 <= t.hour <= 23 and not t.second:
+        forms += [rf"(?<=tonight )(?:at )?{h12}{minutes}{not_other}", rf"{h12}{minutes}(?= tonight)"]  # "tonight at 7:30"
     if t.minute == 0 and not t.second:
         forms += [rf"{h12} {says}", rf"{t.hour:02d} h", rf"{h12} o clock", rf"at {h12}(?: {says})?(?! \d){not_other}"]
         forms += {0: ["midnight"], 12: ["noon", "midday"]}.get(t.hour, [])

@@ -197,3 +197,20 @@ def test_relative_days_people_say(value, text, said):
     from guard.normalise import mentions_datetime
 
     assert (mentions_datetime(value, text, datetime(2024, 10, 16)) is not None) is said  # a Wednesday
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "said"),
+    [
+        ("19:30", "a table for 4 tonight at 7:30", True),  # tonight: the evening's 7:30
+        ("08:00", "on my calendar from 8 to 11am", True),  # a range's start takes its end's am
+        ("20:00", "on my calendar from 8 to 11am", False),
+        ("21:00", "a table for 4 tonight at 7:30", False),
+        ("2024-12-27", "file vacation Dec 23-27 2024", True),  # a range's end, the month said once
+        ("2024-12-25", "file vacation Dec 23-27 2024", False),  # a day inside it is not said
+    ],
+)
+def test_times_and_ranges_people_write(value, text, said):
+    from guard.normalise import mentions_datetime
+
+    assert (mentions_datetime(value, text, datetime(2024, 5, 10)) is not None) is said

@@ -470,7 +470,7 @@ def check(ctx: CheckContext) -> list[Finding]:
     searched = index.searched
     findings = []
     for leaf, skipped in entries:
-        risk = risk_of(leaf.name, leaf.schemas, leaf.value, index.said.haystack)
+        risk = risk_of(leaf.name, leaf.schemas, leaf.value, index.said.haystack, index.results.haystack)
         evidence = {"searched": searched, "risk": risk.level, "risk_reason": risk.reason}
         if isinstance(skipped, SemanticSkip):
             evidence["semantic"] = skipped.reason  # the embedding check was over its latency budget

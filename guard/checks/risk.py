@@ -64,7 +64,7 @@ _DESCRIPTIVE_WORDS = frozenset(
     behavior behaviors behaviour behaviours goal goals objective objectives analysis criteria
     feedback preferences preference interests context situation concerns
     question questions query prompt instruction instructions
-    subject body message caption
+    subject body message caption text
     """.split()
 )
 
@@ -82,9 +82,10 @@ class Risk:
         return CONFIDENCE[self.level]
 
 
-def risk_of(name: str, schemas: Iterable[dict[str, Any]], value: Any, said: str = "") -> Risk:
+def risk_of(name: str, schemas: Iterable[dict[str, Any]], value: Any, said: str = "", results: str = "") -> Risk:
     """What is at stake if ``value`` for parameter ``name`` (described by ``schemas``) was invented;
-    ``said`` is what the user and system said (a summary must echo it to count as derivable)."""
+    ``said`` is what the user and system said, ``results`` what earlier tools returned (a summary
+    or a message must echo them to count as derivable: the e-mail reporting a booking)."""
     schemas = [s for s in schemas if isinstance(s, dict)]
     words = set(name_words(name).split())
     formats = {str(s.get("format")) for s in schemas if s.get("format")}
@@ -98,8 +99,8 @@ def risk_of(name: str, schemas: Iterable[dict[str, Any]], value: Any, said: str 
         if not _number_stated_for(words, said):
             return Risk("derivable", "a measure or rating a model may compute, convert or estimate")
         return Risk("ordinary", "the user stated another number for this parameter; a different one contradicts it")
-    if isinstance(value, str) and len(value.split()) >= 2 and words & _DESCRIPTIVE_WORDS and _echoes(value, said):
-        return Risk("derivable", "descriptive text in the model's words, echoing what was said")
+    if isinstance(value, str) and len(value.split()) >= 2 and words & _DESCRIPTIVE_WORDS and _echoes(value, said + results):
+        return Risk("derivable", "descriptive text in the model's words, echoing what was said or returned")
     return Risk("ordinary", "a value the user would normally state")
 
 

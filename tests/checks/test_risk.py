@@ -169,3 +169,14 @@ def test_a_message_body_in_the_models_words_that_echoes_the_request_is_derivable
     assert risk_of("body", [{"type": "string"}], "Please send the invoice for March.", said).level == "ordinary"  # never asked for
     assert risk_of("message", [{"type": "string"}], "Lunch is on me", said).level == "ordinary"
     assert risk_of("subject", [{"type": "string"}], "Quarterly budget review", said).level == "ordinary"  # another topic
+
+
+def test_a_message_reporting_what_the_tools_returned_is_derivable() -> None:
+    said = "Book the cheapest flight to Seattle and email me the details."
+    results = ' {"flight": "AS1337", "from": "SFO", "to": "SEA", "departs": "Jul 19 08:05", "booking_reference": "QX7P2L"} '
+    body = "Your flight AS1337 from SFO to Seattle departs Jul 19 at 08:05. Booking reference QX7P2L."
+    assert risk_of("body", [{"type": "string"}], body, said, results).level == "derivable"
+    assert risk_of("text", [{"type": "string"}], "Booked AS1337, reference QX7P2L", said, results).level == "derivable"
+    assert risk_of("body", [{"type": "string"}], body, said).level == "ordinary"  # without the results it echoes nothing
+    # a message about something neither said nor returned is still the model's own
+    assert risk_of("body", [{"type": "string"}], "Your hotel in Portland is confirmed for two nights.", said, results).level == "ordinary"
