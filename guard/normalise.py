@@ -114,6 +114,8 @@ _DIGITS = re.compile(
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,300}(?:\.\d+)?)(?!\d)"
     r"(?:\s*(?P<suffix>%|[^\W\d_]+))?"
 )
+#: A range whose end carries the scale or percent both numbers take ("150-180k", "5-10%").
+_SHARED_SUFFIX = re.compile(r"(?<![\d.,])(\d{1,6}(?:\.\d+)?)\s*[-\u2013]\s*\$?(\d{1,6}(?:\.\d+)?)\s*(k|mn|bn|%|thousand|million|billion|percent)(?![^\W\d_])")
 #: A cheap test that lets most keys and words skip the full scan.
 _NUMBERISH = re.compile(
     r"\d|\b(?:" + "|".join([*_SMALL, *_TENS[2:], *_SCALES, *_MULTIPLIERS]) + r")\b"
@@ -164,6 +166,9 @@ def numbers_in(text: str) -> dict[int | float, str]:
         suffix = m.group("suffix")
         surface = folded[m.start() : m.end() if _qualifies(suffix) else m.end("num")]
         _add_readings(found, value, suffix, surface)
+    for m in _SHARED_SUFFIX.finditer(folded):  # "150-180k": the range's start is 150k too
+        if (value := _digits_value(m[1])) is not None:
+            _add_readings(found, value, m[3], m[1] + (f" {m[3]}" if len(m[3]) > 2 else m[3]))
     tokens = normalise_text(folded).split()
     i = 0
     while i < len(tokens):

@@ -214,3 +214,13 @@ def test_times_and_ranges_people_write(value, text, said):
     from guard.normalise import mentions_datetime
 
     assert (mentions_datetime(value, text, datetime(2024, 5, 10)) is not None) is said
+
+
+def test_a_range_shares_its_ends_scale():
+    from guard.normalise import numbers_in
+
+    assert {150_000, 180_000} <= set(numbers_in("salary 150-180k USD"))
+    assert {2_000_000, 3_000_000} <= set(numbers_in("between 2-3 million people"))
+    assert 0.05 in numbers_in("a 5-10% discount")
+    assert set(numbers_in("pages 5-10 please")) == {5, 10}  # no scale, nothing added
+    assert 150_000 not in numbers_in("150 or 180k")  # not a range

@@ -373,6 +373,24 @@ def _stated_today(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
+_WEB_ADDRESS = re.compile(r"^https?://(?:www\.)?([^\s/?#@]+\.[a-z]{2,}(?:[/?#]\S*)?)$", re.IGNORECASE)
+_SCHEME = re.compile(r"^(?:https?://)?(?:www\.)?", re.IGNORECASE)
+
+
+def _web_address(value: object, ctx: Context) -> Derivation | None:
+    """``url: "https://github.com"`` from "is github.com down": a web address the user wrote
+    without its scheme or "www.", written in full (the same host and path, nothing added)."""
+    if not isinstance(value, str) or (m := _WEB_ADDRESS.match(value.strip())) is None:
+        return None
+    bare = m[1].rstrip("/").lower()
+    for index, text in ctx.said:
+        for token in text[:4_096].split():
+            written = _SCHEME.sub("", token.strip("'\"()<>[]").rstrip(".,;:!?")).rstrip("/").lower()
+            if written == bare:
+                return index, f"{token} -> {value}"
+    return None
+
+
 _NIGHTS = re.compile(r" (\d{1,2}|" + "|".join(number_words(n) for n in range(1, 31)) + r") (nights?|days?|weeks?) ")
 
 
@@ -691,6 +709,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _month_day,
     _stated_today,
     _stay_end,
+    _web_address,
     _weekday_after_date,
     _frequency,
     _described_meaning,

@@ -52,7 +52,7 @@ import pycountry
 import simpleeval
 
 from guard.lexicon import STOPWORDS
-from guard.normalise import normalise_text, parse_number
+from guard.normalise import normalise_text, numbers_in, parse_number
 
 if TYPE_CHECKING:
     from guard.checks.derivations import Context, Derivation
@@ -657,6 +657,35 @@ def arithmetic(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
+_YEARISH = re.compile(r"^(?:1[89]|20)\d\d$")
+
+
+@lru_cache(maxsize=512)
+def _amounts(text: str) -> tuple[tuple[str, float], ...]:
+    """The amounts a message states (100 or more, years aside), at most 12 of them."""
+    found = [(w, float(v)) for v, w in numbers_in(text[:_CACHED_TEXT]).items()
+             if isinstance(v, (int, float)) and abs(v) >= 100 and not _YEARISH.fullmatch(w.strip())]
+    return tuple(found[:12])
+
+
+def difference_or_sum(value: object, ctx: Context) -> Derivation | None:
+    """``loan_amount: 320000`` from "the house is $400k, I'm putting $80k down": the difference or
+    the sum of two amounts one message states (each 100 or more, no year), to the value's
+    precision. What is left, what it comes to in all."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or abs(value) < 100:
+        return None
+    for index, text in ctx.said:
+        amounts = _amounts(text)
+        for i, (wa, a) in enumerate(amounts):
+            for wb, b in amounts[i + 1 :]:
+                if a == b:
+                    continue
+                for result, sign in ((a + b, "+"), (abs(a - b), "-")):
+                    if rounds_to(value, result):
+                        return index, f"{wa} {sign} {wb} -> {value}"
+    return None
+
+
 def warm() -> None:
     """Load what the rules read on first use (pint's registry, CLDR currency names, ISO 3166-2,
     the time zones, this year's holidays, phonenumbers' metadata): about a second, once per
@@ -676,5 +705,5 @@ def warm() -> None:
 
 RULES = (
     converted_quantity, unit_symbol, currency_name, region_code, time_zone, periods_per_year, per_period, arithmetic,
-    holiday, phone_number,
+    difference_or_sum, holiday, phone_number,
 )

@@ -185,3 +185,18 @@ def test_coordinates_need_a_named_place_and_are_not_checked_against_it() -> None
 )
 def test_the_end_of_a_stay_from_its_start_and_length(value, text, derived):
     assert (derive(value, "check_out", [(0, text)], today=date(2024, 3, 1)) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "derived"),
+    [
+        ("https://github.com", "is github.com down or is it just me", True),
+        ("https://www.example.org/docs/", "summarise example.org/docs for me", True),
+        ("http://news.ycombinator.com", "check news.ycombinator.com please", True),
+        ("https://github.com/login", "is github.com down", False),  # a path the user never wrote
+        ("https://gitlab.com", "is github.com down", False),  # another host
+        ("https://github.com.evil.io", "is github.com down", False),
+    ],
+)
+def test_a_web_address_written_without_its_scheme(value, text, derived):
+    assert (derive(value, "url", [(0, text)]) is not None) is derived

@@ -323,3 +323,17 @@ def test_a_hostile_message_or_description_is_read_only_to_a_bound() -> None:
     assert derive(72574.8, "weight", said("I weigh 160 pounds."), description=filler + "in grams") is None
     assert derive(72.57, "weight_kg", said("x" * 5_000 + " I weigh 160 pounds.")) is None
     assert derive(72.57, "weight_kg", said("I weigh 160 pounds. " + "x" * 5_000)) is not None
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "derived"),
+    [
+        (320_000, "House is $400k, I'm putting $80k down.", True),  # what is left to borrow
+        (250, "I paid 150 for the room and 100 for food", True),  # what it comes to
+        (330_000, "House is $400k, I'm putting $80k down.", False),
+        (1_994, "in 2024 I had 30 guests", False),  # a year is no amount
+        (20, "I paid 150 for the room and 130 for food", False),  # too small to tell from chance
+    ],
+)
+def test_the_difference_or_sum_of_two_stated_amounts(value, text, derived):
+    assert (derive(value, "amount", [(0, text)]) is not None) is derived
