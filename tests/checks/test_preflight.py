@@ -655,3 +655,29 @@ def test_a_city_gives_its_place_and_implies_its_country_and_state(request_text):
 def test_a_country_or_a_state_alone_leaves_the_city_missing(request_text, missing):
     findings = run(request_text, tools=PLACES).findings
     assert {f.path for f in findings} == missing and {f.category for f in findings} == {Category.MISSING_ARGUMENT}
+
+
+KINDS = [
+    tool(
+        "games_by_category",
+        "List free-to-play games in a category.",
+        {"category": {"type": "string", "description": "Game category"}},
+        ["category"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("request_text", "given"),
+    [
+        ("Can you list some free-to-play shooter games?", True),  # the kind, right before the tool's noun
+        ("Find me pixel-art games", True),
+        ("Can you list some games?", False),  # no kind said
+        ("List popular games please", False),  # ranks them, says no kind
+        ("List two games", False),  # counts them
+        ("Can you list some free-to-play games?", False),  # the tool's own words: every game it lists is one
+    ],
+)
+def test_a_kind_of_the_tools_things_said_before_their_noun(request_text, given):
+    findings = run(request_text, tools=KINDS).findings
+    assert (findings == []) is given, findings

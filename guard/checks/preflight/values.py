@@ -69,6 +69,8 @@ def _missing_values(
         else:  # a value named for another parameter is no evidence of this one (an id no quantity)
             others = {m.text for path, ms in named.items() if path != slot.path and _counts(slots, path, slot) for m in ms}
             hit = _evidence(slot, said, taken, others, known)
+            if hit is None:
+                hit = _kind_of_object(spec, slot, said, known)
         if hit is None:
             if slot.required:
                 findings.append(_missing(spec, slot.path, slot.kind, slot.schema, said))
@@ -380,6 +382,36 @@ def _text_evidence(slot: _Slot, texts: list[_Text], taken: set[str], others: set
             if not _VAGUE.intersection(text.raw[max(0, m.start() - 40) : m.start()].lower().split()[-2:]):
                 return Found(None, m.group(0))
     return None
+
+
+#: Parameter names that ask which kind of the tool's things ("games_by_category": a category).
+_KIND_PARAMS = frozenset({"category", "categories", "type", "types", "kind", "kinds", "genre", "genres", "style", "styles", "class"})
+
+
+def _kind_of_object(spec: ToolSpec, slot: _Slot, texts: list[_Text], known: frozenset[str]) -> Found | None:
+    """A kind of what the tool deals in, said right before the noun its name gives them: for
+    ``games_by_category``'s category, "free-to-play *shooter* games"; for ``restaurants_by_type``,
+    "*Italian* restaurants". Not a word that only points at, ranks or counts them ("some",
+    "popular", "two games"), nor one of the tools' own words."""
+    words = name_words(slot.name).split()
+    if not words or words[-1] not in _KIND_PARAMS:
+        return None
+    nouns = {stem(w) for w in name_words(spec.name).split()
+             if w not in words and w not in STOPWORDS and w not in _REQUEST_WORDS and len(w) > 2}
+    for text in texts:
+        for m in _BEFORE_NOUN.finditer(text.raw):
+            word, noun = m.group(1).lower(), m.group(2).lower()
+            if stem(noun) not in nouns or stem(word) in nouns or word in STOPWORDS or word in _REQUEST_WORDS or word in _VAGUE:
+                continue
+            parts = [w for w in word.split("-") if w and w not in STOPWORDS]
+            if any(stem(w) in known or w in _RANKING for w in parts) or parse_number(word) is not None:
+                continue  # "free-to-play games" for a tool of free games: no kind of them
+            return Found(None, m.group(0))
+    return None
+
+
+#: Words before a noun that rank or rate things without saying which kind ("popular games").
+_RANKING = frozenset("popular famous trending good great nice cool cheap expensive free interesting fun classic".split())
 
 
 #: A word introduced as what the request is about ("quotes about leadership", "related to machine
