@@ -72,6 +72,7 @@ from guard.checks.relevance import STOPWORDS, ToolScore, split_request, stem
 from guard.checks.relevance import rank_tools as lexical_rank
 from guard.conversation import Conversation
 from guard.models import Finding
+from guard.lexicon import GRAMMAR_WORDS
 from guard.normalise import normalise_text
 from guard.policy import SemanticConfig
 from guard.registry import ToolRegistry, ToolSpec, name_words
@@ -951,6 +952,10 @@ def selection_check(ctx: Any) -> list[Finding]:
     ahead = [ctx.registry.get(n) for j, n in enumerate(tools.names) if rows[part, j] > rows[part, me] and n not in done]
     if _lookup(ctx.spec) and any(spec is not None and _feeds(ctx.spec, spec) for spec in ahead):
         return []
+    if _lookup(ctx.spec) and _acts(better) and not _nouns(ctx.spec) & _nouns(better):
+        # reading something else before acting (the customer's account before the e-mail to
+        # them); a read of the very thing to act on (QueryReminder for AddReminder) stays judged
+        return []
     return [
         Finding(
             category=Category.SUSPICIOUS_TOOL_SELECTION,
@@ -971,6 +976,23 @@ def _reads_context(spec: ToolSpec, args: Any) -> bool:
     e-mail is sent) and can neither act nor carry a wrong value, so no tool fits the request
     "better" than it."""
     return not args and not spec.required and _lookup(spec)
+
+
+_ACTION_VERBS = frozenset(
+    """add book buy cancel change close create delete draft edit email file make modify move open order pay place post
+    purchase register remove reschedule reserve schedule scale send set share submit transfer update upload write""".split()
+)
+
+
+def _acts(spec: ToolSpec) -> bool:
+    """Whether a tool's name says it acts (book, send, create, …)."""
+    words = name_words(spec.name).split()
+    return bool(words) and words[0] in _ACTION_VERBS
+
+
+def _nouns(spec: ToolSpec) -> set[str]:
+    """What a tool's name says it deals in: its words past the verb, singular stems."""
+    return {_noun(w) for w in name_words(spec.name).split() if w not in _VERBS and w not in _ACTION_VERBS and w not in GRAMMAR_WORDS}
 
 
 def _lookup(spec: ToolSpec) -> bool:

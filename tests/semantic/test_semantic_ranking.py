@@ -110,8 +110,7 @@ def test_a_step_towards_the_better_tool_is_not_a_wrong_choice(semantic: Any) -> 
 
 def test_a_lookup_with_no_arguments_reads_context_and_is_no_wrong_choice(semantic: Any) -> None:
     """Looking up the user's profile before e-mailing them: the lookup takes nothing and does
-    nothing, so no tool fits "better". An action with no arguments, or a lookup given arguments,
-    is still judged."""
+    nothing, so no tool fits "better". An action with no arguments is still judged."""
     tools = [tool("get_user_profile", "Get the current user's profile (name, email).", ()),
              tool("clear_cart", "Empty the shopping cart.", ()),
              tool("send_email", "Send an email.", ("to", "subject", "body"), to="", subject="", body="")]
@@ -120,8 +119,6 @@ def test_a_lookup_with_no_arguments_reads_context_and_is_no_wrong_choice(semanti
     assert selection_check(lookup) == []
     action = _ctx(semantic, tools, {"name": "clear_cart", "args": {}, "id": "2"}, asked)
     assert [f.evidence["better"] for f in selection_check(action)] == ["send_email"]
-    given = _ctx(semantic, tools, {"name": "get_user_profile", "args": {"user": "dana"}, "id": "3"}, asked)
-    assert [f.evidence["better"] for f in selection_check(given)] == ["send_email"]
 
 
 def test_a_search_for_what_a_better_fitting_tool_needs_is_a_step_of_the_plan(semantic: Any) -> None:
@@ -138,6 +135,22 @@ def test_a_search_for_what_a_better_fitting_tool_needs_is_a_step_of_the_plan(sem
     assert selection_check(search) == []
     delete = _ctx(semantic, tools, {"name": "delete_tracks", "args": {"track_ids": ["t1"]}, "id": "2"}, asked)
     assert [f.category for f in selection_check(delete)] == [Category.SUSPICIOUS_TOOL_SELECTION]
+
+
+def test_reading_something_else_before_acting_is_no_wrong_choice(semantic: Any) -> None:
+    """Looking up the customer's account before drafting the e-mail to them: a lookup of another
+    thing than the action's is a step of the plan. A read of the very thing the user asked to act
+    on (listing reminders when asked to add one) is still judged."""
+    tools = [tool("search_accounts", "Search CRM accounts by name.", ("query",), query=""),
+             tool("create_email_draft", "Create an e-mail draft to a contact.", ("to", "subject", "body"), to="", subject="", body=""),
+             tool("list_reminders", "List the user's reminders.", ("query",), query=""),
+             tool("add_reminder", "Add a reminder at a time.", ("text", "time"), text="", time="")]
+    asked = "Draft a renewal e-mail to our contact at Globex about next steps."
+    lookup = _ctx(semantic, tools, {"name": "search_accounts", "args": {"query": "Globex"}, "id": "1"}, asked)
+    assert selection_check(lookup) == []
+    twin = _ctx(semantic, tools, {"name": "list_reminders", "args": {"query": "dentist"}, "id": "2"},
+                "Add a reminder for my dentist appointment tomorrow at 9.")
+    assert [f.evidence["better"] for f in selection_check(twin)] == ["add_reminder"]
 
 
 def test_a_later_step_after_the_better_tool_ran_this_turn_is_not_a_wrong_choice(semantic: Any) -> None:
