@@ -392,6 +392,8 @@ def _relative_forms(d: date, today: date) -> list[str]:
         forms.append(rf"in (?:{delta}|{number_words(delta)}) days?")
     if -7 <= delta <= -1:
         forms.append(rf"last {weekday}")
+    if 0 <= delta <= 31:
+        forms.append(rf"the 0?{d.day} (?:st|nd|rd|th)")  # "the 24th": the next such day of the month
     if d.weekday() >= 5 and 0 <= delta <= 6:
         forms.append(r"(?:this|the) weekend")  # its Saturday and its Sunday
     if d.weekday() >= 5 and 1 <= delta <= 13:

@@ -224,3 +224,10 @@ def test_a_range_shares_its_ends_scale():
     assert 0.05 in numbers_in("a 5-10% discount")
     assert set(numbers_in("pages 5-10 please")) == {5, 10}  # no scale, nothing added
     assert 150_000 not in numbers_in("150 or 180k")  # not a range
+
+
+def test_the_nth_of_this_month():
+    from guard.normalise import mentions_datetime
+
+    assert mentions_datetime("2024-10-24", "the 24th at 9:15, same month", datetime(2024, 10, 8)) is not None
+    assert mentions_datetime("2024-10-24", "book for 24 people", datetime(2024, 10, 8)) is None  # a count is no day

@@ -373,6 +373,53 @@ def _stated_today(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
+_PERIOD_PHRASE = re.compile(
+    r" (?:(last|previous|this|current|next|coming) |(?:the )?(end|start|beginning) of (?:this|the) )(week|month|year)s? "
+)
+
+
+def _todays(ctx: Context) -> list[date]:
+    """The conversation's date and any date the user stated as today."""
+    found = [ctx.today] if ctx.today is not None else []
+    for _, text in ctx.said:
+        if (stated := stated_today(text)) is not None and stated.date() not in found:
+            found.append(stated.date())
+    return found
+
+
+def _period_bounds(today: date, which: str, unit: str) -> tuple[date, ...]:
+    """The first and last day (and, for a week, its Friday) of the week, month or year that
+    ``which`` (last, this, next) names, seen from ``today``."""
+    step = {"last": -1, "previous": -1, "next": 1, "coming": 1}.get(which, 0)
+    if unit == "week":
+        monday = today - relativedelta(days=today.weekday()) + relativedelta(weeks=step)
+        return monday, monday + relativedelta(days=4), monday + relativedelta(days=6)
+    if unit == "month":
+        first = today.replace(day=1) + relativedelta(months=step)
+        return first, first + relativedelta(months=1, days=-1)
+    first = date(today.year + step, 1, 1)
+    return first, date(first.year, 12, 31)
+
+
+def _calendar_period(value: object, ctx: Context) -> Derivation | None:
+    """``start_date: 2025-01-01`` / ``end_date: 2025-01-31`` from "last month" on 2025-02-10:
+    the first or last day of the week, month or year the user named relative to today (the
+    conversation's date, or the one they stated); "the end of this month" is its last day."""
+    day = _date_value(value)
+    if day is None:
+        return None
+    todays = _todays(ctx)
+    for index, text in ctx.normalised:
+        for m in _PERIOD_PHRASE.finditer(text):
+            which, edge, unit = m[1] or "this", m[2], m[3]
+            for today in todays:
+                bounds = _period_bounds(today, which, unit)
+                allowed = bounds[-1:] if edge == "end" else bounds[:1] if edge else bounds
+                if day in allowed:
+                    return index, f"{m[0].strip()} from {today.isoformat()} -> {day.isoformat()}"
+    return None
+
+
 _WEB_ADDRESS = re.compile(r"^https?://(?:www\.)?([^\s/?#@]+\.[a-z]{2,}(?:[/?#]\S*)?)$", re.IGNORECASE)
 _SCHEME = re.compile(r"^(?:https?://)?(?:www\.)?", re.IGNORECASE)
 
@@ -708,6 +755,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _year_bounds,
     _month_day,
     _stated_today,
+    _calendar_period,
     _stay_end,
     _web_address,
     _weekday_after_date,

@@ -200,3 +200,21 @@ def test_the_end_of_a_stay_from_its_start_and_length(value, text, derived):
 )
 def test_a_web_address_written_without_its_scheme(value, text, derived):
     assert (derive(value, "url", [(0, text)]) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "derived"),
+    [
+        ("2025-01-01", "engagement for last month. Today is 2025-02-10.", True),  # its first day
+        ("2025-01-31", "engagement for last month. Today is 2025-02-10.", True),  # and its last
+        ("2025-09-30", "they expect to sign by the end of this month. Today's 2025-09-08.", True),
+        ("2025-06-01", "pay on the 1st of every month starting next month. Today is 2025-05-20.", True),
+        ("2025-03-10", "the blender I ordered last week. Today is 2025-03-19.", True),  # last week's Monday
+        ("2025-03-16", "the blender I ordered last week. Today is 2025-03-19.", True),  # and its Sunday
+        ("2025-01-15", "engagement for last month. Today is 2025-02-10.", False),  # a day inside it is not said
+        ("2025-09-01", "they expect to sign by the end of this month. Today's 2025-09-08.", False),  # the end, not the start
+        ("2025-02-01", "engagement for the month. Today is 2025-02-10.", False),  # no month named
+    ],
+)
+def test_the_bounds_of_a_week_month_or_year_named_from_today(value, text, derived):
+    assert (derive(value, "start_date", [(0, text)], today=date(2026, 11, 27)) is not None) is derived
