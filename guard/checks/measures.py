@@ -184,6 +184,8 @@ def _with_unit(number: float, words: str, start: int, unit_start: int) -> Quanti
     """The quantity of ``number`` in the longest leading run of ``words`` that names a unit."""
     parts = words.split()
     for n in range(len(parts), 0, -1):
+        if n > 1 and any(w.casefold() in STOPWORDS and w.casefold() != "per" for w in parts[:n]):
+            continue  # "68 degrees Fahrenheit in heating mode": "in" is no inch, "15 miles a week" no year
         unit = unit_of(" ".join(parts[:n]))
         if unit is not None:
             end = unit_start + len(" ".join(parts[:n]))
@@ -368,11 +370,16 @@ def _region_names() -> dict[str, frozenset[str]]:
 
 
 def region_code(value: object, ctx: Context) -> Derivation | None:
-    """``state: "NY"`` from "in New York", ``"CA"`` from "California": the ISO 3166-2 code of a
-    state, province or region the user named (a code two regions share counts for both)."""
-    if not isinstance(value, str) or not re.fullmatch(r"[A-Z0-9]{1,3}", value.strip()):
+    """``state: "NY"`` from "in New York", ``"CA"`` or ``"US-CA"`` from "California": the ISO
+    3166-2 code of a state, province or region the user named (a code two regions share counts
+    for both)."""
+    if not isinstance(value, str) or not (m := re.fullmatch(r"(?:([A-Z]{2})-)?([A-Z0-9]{1,3})", value.strip())):
         return None
-    names = _region_names().get(value.strip(), frozenset())
+    if m[1]:  # "US-CA": the full ISO 3166-2 code, country first
+        sub = pycountry.subdivisions.get(code=value.strip())
+        names = frozenset({normalise_text(sub.name)}) if sub is not None else frozenset()
+    else:
+        names = _region_names().get(value.strip(), frozenset())
     for index, text in ctx.normalised:
         for name in names:
             if f" {name} " in text:
@@ -668,14 +675,23 @@ def _amounts(text: str) -> tuple[tuple[str, float], ...]:
     return tuple(found[:12])
 
 
+_PERCENTS = re.compile(r"(?<![\w.])(\d{1,2}(?:\.\d+)?)\s*(?:%|percent\b)")
+
+
 def difference_or_sum(value: object, ctx: Context) -> Derivation | None:
     """``loan_amount: 320000`` from "the house is $400k, I'm putting $80k down": the difference or
-    the sum of two amounts one message states (each 100 or more, no year), to the value's
-    precision. What is left, what it comes to in all."""
+    the sum of two amounts one message states (each 100 or more, no year), or an amount less or
+    more a percentage of it the message states ("a $480,000 house, 20% down": 384000), to the
+    value's precision. What is left, what it comes to in all."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or abs(value) < 100:
         return None
     for index, text in ctx.said:
         amounts = _amounts(text)
+        for p in {float(m[1]) for m in _PERCENTS.finditer(text[:_CACHED_TEXT])}:
+            for wa, a in amounts:
+                for result, sign in ((a * (1 - p / 100), "-"), (a * (1 + p / 100), "+")):
+                    if rounds_to(value, result):
+                        return index, f"{wa} {sign} {p:g}% -> {value}"
         for i, (wa, a) in enumerate(amounts):
             for wb, b in amounts[i + 1 :]:
                 if a == b:

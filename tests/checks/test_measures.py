@@ -337,3 +337,18 @@ def test_a_hostile_message_or_description_is_read_only_to_a_bound() -> None:
 )
 def test_the_difference_or_sum_of_two_stated_amounts(value, text, derived):
     assert (derive(value, "amount", [(0, text)]) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "param", "text", "derived"),
+    [
+        (20, "target_celsius", "Set the thermostat to 68 degrees Fahrenheit in heating mode.", True),  # "in" is no inch
+        (24.14, "weekly_km", "About 15 miles a week.", True),  # "a" is no year
+        (384_000, "loan_amount", "a $480,000 house if I put 20% down", True),  # an amount less a percentage of it
+        (390_000, "loan_amount", "a $480,000 house if I put 20% down", False),
+        ("US-CA", "jurisdiction", "California appellate decisions", True),  # the full ISO 3166-2 code
+        ("US-TX", "jurisdiction", "California appellate decisions", False),
+    ],
+)
+def test_units_after_a_quantity_percentages_of_amounts_and_full_region_codes(value, param, text, derived):
+    assert (derive(value, param, [(0, text)]) is not None) is derived
