@@ -8,6 +8,7 @@ reference time that relative dates ("tomorrow at 2pm") resolve against.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from dataclasses import dataclass, field
@@ -137,7 +138,7 @@ _TODAY_IS = re.compile(
 def stated_today(text: str) -> datetime | None:
     """The date a message gives as today ("Today is Wednesday, May 7, 2025."), or None: the one
     reading of "today is ..." (a system message's date is ``Conversation.reference_time``)."""
-    for m in _TODAY_IS.finditer(text):
+    for m in itertools.islice(_TODAY_IS.finditer(text), 16):  # a message says it once, not thousands of times
         head = m.group(1).lstrip()
         if (_DATE_IN_TEXT.match(head) or _MONTH_DATE_IN_TEXT.match(head)) and (stated := _stated_date(head)) is not None:
             return stated

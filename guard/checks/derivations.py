@@ -22,10 +22,11 @@ what the model merely believes ("the decade starting in 2000" ends in 2009? "you
 from __future__ import annotations
 
 import calendar
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from datetime import date
 
 from dateutil.relativedelta import relativedelta
@@ -242,8 +243,14 @@ class _Quantity:
     surface: str
 
 
-def _quantities(text: str) -> list[_Quantity]:
-    """Every amount of a calendar unit a normalised text names ("last week" is 1 week back)."""
+def _quantities(text: str) -> tuple[_Quantity, ...]:
+    """Every amount of a calendar unit a normalised text names ("last week" is 1 week back), in
+    its first ``_READ`` characters; read once per text, however many values ask."""
+    return _calendar_quantities(text[:_READ])
+
+
+@lru_cache(maxsize=256)
+def _calendar_quantities(text: str) -> tuple[_Quantity, ...]:
     found = []
     for m in _QUANTITY.finditer(text):
         before, word, unit = m[1], m[2], m[3]
@@ -256,7 +263,7 @@ def _quantities(text: str) -> list[_Quantity]:
         direction = 1 if lead in _FORWARD else -1 if lead in _BACKWARD else 0
         start = m.start(1) if direction and lead == before else m.start(2)
         found.append(_Quantity(amount, unit, direction, text[start : m.end()]))
-    return found
+    return tuple(found)
 
 
 def _duration(value: object, ctx: Context) -> Derivation | None:
@@ -373,6 +380,10 @@ def _stated_today(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
+#: What the date-span rules read of a message (its first characters) and how many spans of it.
+_READ = 4_096
+_MAX_SPANS = 8
+
 _PERIOD_PHRASE = re.compile(
     r" (?:(last|previous|this|current|next|coming) |(?:the )?(end|start|beginning) of (?:this|the) )(week|month|year)s? "
 )
@@ -382,7 +393,7 @@ def _todays(ctx: Context) -> list[date]:
     """The conversation's date and any date the user stated as today."""
     found = [ctx.today] if ctx.today is not None else []
     for _, text in ctx.said:
-        if (stated := stated_today(text)) is not None and stated.date() not in found:
+        if (stated := stated_today(text[:_READ])) is not None and stated.date() not in found:
             found.append(stated.date())
     return found
 
@@ -408,9 +419,9 @@ def _calendar_period(value: object, ctx: Context) -> Derivation | None:
     day = _date_value(value)
     if day is None:
         return None
-    todays = _todays(ctx)
+    todays = _todays(ctx)[:4]
     for index, text in ctx.normalised:
-        for m in _PERIOD_PHRASE.finditer(text):
+        for m in itertools.islice(_PERIOD_PHRASE.finditer(text[:_READ]), _MAX_SPANS):
             which, edge, unit = m[1] or "this", m[2], m[3]
             for today in todays:
                 bounds = _period_bounds(today, which, unit)
@@ -447,9 +458,9 @@ def _stay_end(value: object, ctx: Context) -> Derivation | None:
     day = _date_value(value)
     if day is None or ctx.today is None:
         return None
-    said = " \n ".join(text for _, text in ctx.normalised)
+    said = " \n ".join(text[:_READ] for _, text in ctx.normalised)
     for index, text in ctx.normalised:
-        for m in _NIGHTS.finditer(text):
+        for m in itertools.islice(_NIGHTS.finditer(text[:_READ]), _MAX_SPANS):
             n = int(m[1]) if m[1].isdigit() else parse_number(m[1])
             if not isinstance(n, (int, float)) or not 1 <= n <= 60:
                 continue

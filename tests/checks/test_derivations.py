@@ -218,3 +218,13 @@ def test_a_web_address_written_without_its_scheme(value, text, derived):
 )
 def test_the_bounds_of_a_week_month_or_year_named_from_today(value, text, derived):
     assert (derive(value, "start_date", [(0, text)], today=date(2026, 11, 27)) is not None) is derived
+
+
+def test_the_date_span_rules_read_a_bounded_part_of_each_message():
+    """A message of thousands of "N nights starting ..." or "last month" costs no more than its
+    first 4,096 characters: a span written past them is not read."""
+    filler = "lorem ipsum " * 500  # 6,000 characters
+    assert derive("2024-08-14", "check_out", [(0, "4 nights starting August 10 2024. " + filler)], today=date(2024, 3, 1))
+    assert derive("2024-08-14", "check_out", [(0, filler + "4 nights starting August 10 2024")], today=date(2024, 3, 1)) is None
+    assert derive("2025-01-31", "end", [(0, "last month. Today is 2025-02-10. " + filler)], today=date(2026, 1, 1))
+    assert derive("2025-01-31", "end", [(0, "Today is 2025-02-10. " + filler + " last month")], today=date(2026, 1, 1)) is None
