@@ -71,8 +71,8 @@ from guard.checks.grounding import GroundingMatch, SemanticSkip
 from guard.checks.relevance import STOPWORDS, ToolScore, split_request, stem
 from guard.checks.relevance import rank_tools as lexical_rank
 from guard.conversation import Conversation
-from guard.models import Finding
 from guard.lexicon import GRAMMAR_WORDS
+from guard.models import Finding
 from guard.normalise import normalise_text
 from guard.policy import SemanticConfig
 from guard.registry import ToolRegistry, ToolSpec, name_words
@@ -996,9 +996,10 @@ def _nouns(spec: ToolSpec) -> set[str]:
 
 
 def _lookup(spec: ToolSpec) -> bool:
-    """Whether a tool's name says it reads (get, search, list, …) rather than acts."""
+    """Whether a tool's name says it reads (get, search, list, …) rather than acts: a producer
+    that makes something (``create_playlist``, ``generate_report``) is no lookup."""
     words = name_words(spec.name).split()
-    return bool(words) and words[0] in _VERBS
+    return bool(words) and words[0] in _VERBS and words[0] not in _MAKING_VERBS
 
 
 def _selection_parts(users: list[str]) -> list[str]:
@@ -1022,6 +1023,10 @@ def _selection_texts(conversation: Conversation) -> list[str]:
 
 _VERBS = frozenset(["get", "query", "fetch", "retrieve", "search", "find", "list", "lookup", "look", "check", "read", "load", "request", "obtain", "generate", "create"])
 
+
+#: Verbs of ``_VERBS`` that make something new: such a tool produces what a later step needs,
+#: but calling it is no mere reading.
+_MAKING_VERBS = frozenset({"generate", "create", "request"})
 
 #: Name words that say a parameter is a thing's key: ``issue_number`` needs the issue.
 _KEY_WORDS = frozenset({"id", "ids", "number", "num", "no", "key", "code", "uuid"})

@@ -420,14 +420,15 @@ def _calendar_period(value: object, ctx: Context) -> Derivation | None:
     if day is None:
         return None
     todays = _todays(ctx)[:4]
-    for index, text in ctx.normalised:
-        for m in itertools.islice(_PERIOD_PHRASE.finditer(text[:_READ]), _MAX_SPANS):
-            which, edge, unit = m[1] or "this", m[2], m[3]
-            for today in todays:
-                bounds = _period_bounds(today, which, unit)
-                allowed = bounds[-1:] if edge == "end" else bounds[:1] if edge else bounds
-                if day in allowed:
-                    return index, f"{m[0].strip()} from {today.isoformat()} -> {day.isoformat()}"
+    # the latest messages first, a few spans in all (not a few a message)
+    spans = ((index, m) for index, text in reversed(ctx.normalised) for m in _PERIOD_PHRASE.finditer(text[:_READ]))
+    for index, m in itertools.islice(spans, _MAX_SPANS):
+        which, edge, unit = m[1] or "this", m[2], m[3]
+        for today in todays:
+            bounds = _period_bounds(today, which, unit)
+            allowed = bounds[-1:] if edge == "end" else bounds[:1] if edge else bounds
+            if day in allowed:
+                return index, f"{m[0].strip()} from {today.isoformat()} -> {day.isoformat()}"
     return None
 
 
@@ -442,7 +443,7 @@ def _web_address(value: object, ctx: Context) -> Derivation | None:
         return None
     bare = m[1].rstrip("/").lower()
     for index, text in ctx.said:
-        for token in text[:4_096].split():
+        for token in text[:_READ].split():
             written = _SCHEME.sub("", token.strip("'\"()<>[]").rstrip(".,;:!?")).rstrip("/").lower()
             if written == bare:
                 return index, f"{token} -> {value}"
@@ -458,16 +459,16 @@ def _stay_end(value: object, ctx: Context) -> Derivation | None:
     day = _date_value(value)
     if day is None or ctx.today is None:
         return None
-    said = " \n ".join(text[:_READ] for _, text in ctx.normalised)
-    for index, text in ctx.normalised:
-        for m in itertools.islice(_NIGHTS.finditer(text[:_READ]), _MAX_SPANS):
-            n = int(m[1]) if m[1].isdigit() else parse_number(m[1])
-            if not isinstance(n, (int, float)) or not 1 <= n <= 60:
-                continue
-            start = day - relativedelta(days=int(n) * (7 if m[2].startswith("week") else 1))
-            patterns = temporal_patterns(start.isoformat(), ctx.today)
-            if patterns is not None and (found := patterns.search(said)):
-                return index, f"{m[1]} {m[2]} from {found[0][0]} -> {day.isoformat()}"
+    said = " \n ".join(text[:_READ] for _, text in ctx.normalised[-_MAX_SPANS:])
+    spans = ((index, m) for index, text in reversed(ctx.normalised) for m in _NIGHTS.finditer(text[:_READ]))
+    for index, m in itertools.islice(spans, _MAX_SPANS):  # the latest messages first, a few spans in all
+        n = int(m[1]) if m[1].isdigit() else parse_number(m[1])
+        if not isinstance(n, (int, float)) or not 1 <= n <= 60:
+            continue
+        start = day - relativedelta(days=int(n) * (7 if m[2].startswith("week") else 1))
+        patterns = temporal_patterns(start.isoformat(), ctx.today)
+        if patterns is not None and (found := patterns.search(said)):
+            return index, f"{m[1]} {m[2]} from {found[0][0]} -> {day.isoformat()}"
     return None
 
 
@@ -702,7 +703,7 @@ def is_country(part: str) -> bool:
 
 
 def _qualifies_place(part: str) -> bool:
-    return normalise_text(part) in _COUNTRY_OF or measures.is_region(part)
+    return is_country(part) or measures.is_region(part)
 
 
 #: CSS named colours (CSS Color Module Level 4) that people say, as hex; "green" is also the

@@ -438,7 +438,7 @@ def per_period(value: object, ctx: Context) -> Derivation | None:
     if target is None:
         return None
     for index, text in ctx.said:
-        for m in _PER_PERIOD.finditer(text):
+        for m in _PER_PERIOD.finditer(text[:_CACHED_TEXT]):
             amount = float(m[1].replace(",", "") + (f".{m[2]}" if m[2] else "")) * (1000 if m[3] else 1)
             said = _PERIOD_OF[m[4].lower()]
             if said != target and rounds_to(value, amount * said / target):

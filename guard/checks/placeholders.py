@@ -227,6 +227,7 @@ class _Grounding:
     def __init__(self, ctx: CheckContext) -> None:
         self._ctx = ctx
         self._text: str | None = None
+        self._results: str | None = None
 
     def mentions(self, needle: str) -> bool:
         """Whether the words of ``needle`` were said, after normalisation ("response_time" was
@@ -244,9 +245,11 @@ class _Grounding:
         return len(parts) > 1 and all(p and f" {p} " in self._text for p in parts)
 
     def returned(self, value: str) -> bool:
-        """Whether an earlier tool result holds ``value`` as written (case aside)."""
-        needle = value.casefold()
-        return any(needle in m.content.casefold() for m in self._ctx.conversation.tool_results if m.content)
+        """Whether an earlier tool result holds ``value`` as written (case aside); the results are
+        lower-cased once per check, however many values ask."""
+        if self._results is None:
+            self._results = "\n".join(m.content.casefold() for m in self._ctx.conversation.tool_results if m.content)
+        return value.casefold() in self._results
 
 
 def _finding(tool: str | None, path: str, value: Any, rule: str, reason: str) -> Finding:

@@ -99,7 +99,7 @@ def risk_of(name: str, schemas: Iterable[dict[str, Any]], value: Any, said: str 
         if not _number_stated_for(words, said):
             return Risk("derivable", "a measure or rating a model may compute, convert or estimate")
         return Risk("ordinary", "the user stated another number for this parameter; a different one contradicts it")
-    if isinstance(value, str) and len(value.split()) >= 2 and words & _DESCRIPTIVE_WORDS and _echoes(value, said + results):
+    if isinstance(value, str) and len(value.split()) >= 2 and words & _DESCRIPTIVE_WORDS and _echoes(value, said, results):
         return Risk("derivable", "descriptive text in the model's words, echoing what was said or returned")
     return Risk("ordinary", "a value the user would normally state")
 
@@ -123,9 +123,10 @@ def _stems(text: str) -> frozenset[str]:
     return frozenset(stem(w) for w in re.findall(r"[a-z]{3,}", text.lower()) if w not in STOPWORDS)
 
 
-def _echoes(value: str, said: str) -> bool:
-    """Whether a summary or question in the model's words says mostly what was said: at least half
-    of its content words (by stem) were said. A reference to something never said ("that one",
-    "the same as last time") or a question the user never asked does not."""
+def _echoes(value: str, said: str, results: str = "") -> bool:
+    """Whether a summary or question in the model's words says mostly what was said or returned:
+    at least half of its content words (by stem) were. A reference to something never said ("that
+    one", "the same as last time") or a question the user never asked does not. Each text's stems
+    are read once (cached by text), never a joined copy per value."""
     own = _stems(value)
-    return bool(own) and 2 * len(own & _stems(said)) >= len(own)
+    return bool(own) and 2 * len(own & (_stems(said) | _stems(results))) >= len(own)

@@ -181,6 +181,7 @@ def test_coordinates_need_a_named_place_and_are_not_checked_against_it() -> None
         ("2024-08-15", "a flat for two weeks from August 1 2024", True),
         ("2024-08-15", "a hotel in Paris, 4 nights starting August 10 2024", False),  # one night too many
         ("2024-08-14", "a hotel in Paris for 4 nights", False),  # no start date said
+        ("2024-08-14", "a table for 4 people on August 10 2024", False),  # people are no nights
     ],
 )
 def test_the_end_of_a_stay_from_its_start_and_length(value, text, derived):

@@ -346,6 +346,9 @@ def test_the_difference_or_sum_of_two_stated_amounts(value, text, derived):
         (24.14, "weekly_km", "About 15 miles a week.", True),  # "a" is no year
         (384_000, "loan_amount", "a $480,000 house if I put 20% down", True),  # an amount less a percentage of it
         (390_000, "loan_amount", "a $480,000 house if I put 20% down", False),
+        (2_125, "budget", "in 2024 prices rose 5%", False),  # a year is no amount to take a percentage of
+        (600, "total", "I have 500 points. A 20% bonus applies tomorrow", True),  # one message: 500 + 20%
+        (600, "total", "I have 500 points", False),  # a percentage from no message is no derivation
         ("US-CA", "jurisdiction", "California appellate decisions", True),  # the full ISO 3166-2 code
         ("US-TX", "jurisdiction", "California appellate decisions", False),
     ],

@@ -119,6 +119,10 @@ def test_a_lookup_with_no_arguments_reads_context_and_is_no_wrong_choice(semanti
     assert selection_check(lookup) == []
     action = _ctx(semantic, tools, {"name": "clear_cart", "args": {}, "id": "2"}, asked)
     assert [f.evidence["better"] for f in selection_check(action)] == ["send_email"]
+    # a tool that makes something is no lookup, with or without arguments
+    making = [*tools, tool("generate_password", "Generate a random password.", ())]
+    create = _ctx(semantic, making, {"name": "generate_password", "args": {}, "id": "3"}, asked)
+    assert [f.evidence["better"] for f in selection_check(create)] == ["send_email"]
 
 
 def test_a_search_for_what_a_better_fitting_tool_needs_is_a_step_of_the_plan(semantic: Any) -> None:
