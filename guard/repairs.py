@@ -175,7 +175,7 @@ class _Walk:
         if types is not None and "string" not in types:
             return value
         target = _target_format(_str_or_none(schema.get("format")), _str_or_none(schema.get("description")))
-        if target is None or _matches(value, target):
+        if target is None or _matches(value, target) or _fits_pattern(value, schema):
             return value
         parsed = _parse_when(value, self.ctx.conversation.reference_time)
         if parsed is None or not parsed.fits(target):
@@ -455,6 +455,19 @@ def _tokens_to_strftime(shown: str) -> str:
         else:
             out.append(_TOKEN_DIRECTIVES[token])
     return "".join(out)
+
+
+def _fits_pattern(value: str, schema: dict[str, Any]) -> bool:
+    """Whether the schema's pattern admits the value as it is ("2025-Q2" where the description
+    shows "YYYY-MM or YYYY-Qn"): a value the schema accepts is never reformatted. A pattern that
+    cannot be decided in time admits nothing to reformat either."""
+    pattern = schema.get("pattern")
+    if not isinstance(pattern, str):
+        return False
+    try:
+        return schemas.search(pattern, value)
+    except schemas.RegexUndecided:
+        return True
 
 
 def _matches(value: str, target: _Target) -> bool:

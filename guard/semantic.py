@@ -68,6 +68,7 @@ except ImportError as exc:  # pragma: no cover - numpy comes with the extra's to
     raise ImportError(f"guard.semantic needs numpy: {install_hint('semantic')}") from exc
 
 from guard.checks.grounding import GroundingMatch, SemanticSkip
+from guard.checks.measures import language_names
 from guard.checks.relevance import STOPWORDS, ToolScore, split_request, stem
 from guard.checks.relevance import rank_tools as lexical_rank
 from guard.conversation import Conversation
@@ -443,14 +444,6 @@ def tool_text(spec: ToolSpec) -> str:
 
 # --- the code table: aliases that are knowledge, not similarity -----------------------------------
 
-_LANGUAGES = {
-    "ar": "arabic", "bg": "bulgarian", "bn": "bengali", "cs": "czech", "da": "danish", "de": "german",
-    "el": "greek", "en": "english", "es": "spanish", "fa": "persian farsi", "fi": "finnish", "fr": "french",
-    "he": "hebrew", "hi": "hindi", "hu": "hungarian", "id": "indonesian", "it": "italian", "ja": "japanese",
-    "ko": "korean", "ms": "malay", "nl": "dutch", "no": "norwegian", "pl": "polish", "pt": "portuguese",
-    "ro": "romanian", "ru": "russian", "sk": "slovak", "sv": "swedish", "sw": "swahili", "ta": "tamil",
-    "th": "thai", "tr": "turkish", "uk": "ukrainian", "ur": "urdu", "vi": "vietnamese", "zh": "chinese mandarin",
-}
 _CURRENCIES = {
     "usd": "dollar dollars us dollar", "eur": "euro euros", "gbp": "pound pounds sterling", "jpy": "yen",
     "cny": "yuan renminbi rmb", "inr": "rupee rupees", "cad": "canadian dollar", "aud": "australian dollar",
@@ -468,8 +461,8 @@ def _code_names(value: str, param: str, description: str = "") -> list[str]:
     code = value.strip().lower().replace("_", "-").split("-")[0]
     words = set(name_words(param).split()) | set(normalise_text(description).split())
     names: list[str] = []
-    if code in _LANGUAGES and (words & _LANGUAGE_PARAMS or len(value.strip()) == 2):
-        names += _LANGUAGES[code].split()
+    if words & _LANGUAGE_PARAMS or len(value.strip()) == 2:
+        names += sorted(language_names(value.strip()))
     if code in _CURRENCIES and (words & _CURRENCY_PARAMS or len(value.strip()) == 3):
         names += [_CURRENCIES[code]] + _CURRENCIES[code].split()
     return list(dict.fromkeys(names))

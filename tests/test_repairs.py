@@ -217,6 +217,10 @@ def test_dates_are_reformatted_to_the_stated_format(raw: str, schema: dict[str, 
         # a season, a fiscal year: a span of two years is no date (it was "reformatted" to 2023-23)
         ("2023-24", {"type": "string", "description": "Season as YYYY-YY, e.g. 2022-23."}),
         ("2023/24", {"type": "string", "description": "Fiscal year, YYYY/YY"}),
+        # the schema's pattern admits it: a quarter where the description shows "YYYY-MM or YYYY-Qn"
+        ("2025-Q2", {"type": "string", "description": "Period, YYYY-MM or YYYY-Qn.", "pattern": r"^(\d{4}-(0[1-9]|1[0-2])|\d{4}-Q[1-4])$"}),
+        ("2021-09-28", {"type": "string", "description": "Date in MM/DD/YYYY", "pattern": r"^\d{4}-\d{2}-\d{2}$"}),
+        ("2pm", {"type": "string", "description": "Start time HH:MM, or 1am-12pm", "pattern": r"^(\d{2}:\d{2}|\d{1,2}[ap]m)$"}),
     ],
 )
 def test_dates_without_one_clear_reading_are_left_alone(raw: str, schema: dict[str, Any]):

@@ -301,7 +301,7 @@ def _converted(quantity: _Quantity, target: str) -> float | None:
 def _relative_range(value: object, ctx: Context) -> Derivation | None:
     """``endDate: 2028-01-01`` from "over the next five years" on 2023-01-01: the date that an
     amount of time forward (or back, "the past 3 months") from the conversation's date reaches."""
-    day = _date_value(value)
+    day = date_value(value)
     if day is None or ctx.today is None:
         return None
     for index, text in ctx.normalised:
@@ -311,7 +311,7 @@ def _relative_range(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
-def _date_value(value: object) -> date | None:
+def date_value(value: object) -> date | None:
     """The day a date value names ("2028-01-01", "2022-04-15T00:00:00"); None for a time of day."""
     parsed = parse_temporal(value) if isinstance(value, str) else None
     return parsed.date if parsed is not None and parsed.time is None else None
@@ -333,7 +333,7 @@ _LABELLED = re.compile(
 def _year_bounds(value: object, ctx: Context) -> Derivation | None:
     """``2015-01-01`` / ``2025-12-31`` from "from 2015 to 2025": a named year's first or last day
     (a year named on its own, not the year of a date such as "October 09, 2025")."""
-    day = _date_value(value)
+    day = date_value(value)
     if day is None or (day.month, day.day) not in ((1, 1), (12, 31)):
         return None
     year = re.compile(rf"(?<![\d/.:-]){day.year}(?![\d/:-]|\.\d|\s*(?:am|pm)\b)", re.IGNORECASE)
@@ -380,6 +380,30 @@ def _stated_today(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
+#: A parameter description that says its number is a clock time ("1400 for 2 PM", "HHMM").
+_CLOCK_NUMBER = re.compile(r"\b(?:24[- ]?hour|hhmm|military time)\b|\b\d{3,4} for \d{1,2} ?[ap]\.?m\b", re.IGNORECASE)
+
+
+def _clock_number(value: object, ctx: Context) -> Derivation | None:
+    """``meetingTime: 1500`` from "a meeting at 3 PM": a clock time the user said, as the number
+    of a 24-hour clock (hours times 100 plus minutes), for a parameter whose name says it is a time
+    and whose description says it is written so."""
+    if isinstance(value, str) and re.fullmatch(r"\d{3,4}", value.strip()):
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 2359 or value % 100 > 59:
+        return None
+    if not {"time", "hour", "clock"} & set(ctx.words) or not _CLOCK_NUMBER.search(ctx.description[:300]):
+        return None
+    clock = f"{value // 100:02d}:{value % 100:02d}"
+    patterns = temporal_patterns(clock, ctx.today or date.today())
+    if patterns is None or patterns.time is None:
+        return None
+    for index, text in ctx.normalised:
+        if found := patterns.time.search(text[:_READ]):
+            return index, f"{found.group(0).strip()} -> {value}"
+    return None
+
+
 #: What the date-span rules read of a message (its first characters) and how many spans of it.
 _READ = 4_096
 _MAX_SPANS = 8
@@ -416,7 +440,7 @@ def _calendar_period(value: object, ctx: Context) -> Derivation | None:
     """``start_date: 2025-01-01`` / ``end_date: 2025-01-31`` from "last month" on 2025-02-10:
     the first or last day of the week, month or year the user named relative to today (the
     conversation's date, or the one they stated); "the end of this month" is its last day."""
-    day = _date_value(value)
+    day = date_value(value)
     if day is None:
         return None
     todays = _todays(ctx)[:4]
@@ -456,7 +480,7 @@ _NIGHTS = re.compile(r" (\d{1,2}|" + "|".join(number_words(n) for n in range(1, 
 def _stay_end(value: object, ctx: Context) -> Derivation | None:
     """``check_out: 2024-08-14`` from "4 nights starting August 10 2024": the end of a stay or a
     span of days, weeks the user gave with its start (a date they wrote, in any form)."""
-    day = _date_value(value)
+    day = date_value(value)
     if day is None or ctx.today is None:
         return None
     said = " \n ".join(text[:_READ] for _, text in ctx.normalised[-_MAX_SPANS:])
@@ -475,13 +499,13 @@ def _stay_end(value: object, ctx: Context) -> Derivation | None:
 def _weekday_after_date(value: object, ctx: Context) -> Derivation | None:
     """``check_out: 2022-03-18`` from "2022-03-14." then "Friday.": the named weekday in the six
     days after a date the user stated (the end of a stay or a range they began with that date)."""
-    day = _date_value(value)
+    day = date_value(value)
     if day is None:
         return None
     weekday = _WEEKDAYS[day.weekday()]
     for index, text in ctx.said:
         for m in _ISO_IN_TEXT.finditer(text):
-            start = _date_value(m[1])
+            start = date_value(m[1])
             if start is None or not 1 <= (day - start).days <= 6:
                 continue
             for later, words in ctx.normalised:
@@ -767,6 +791,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _year_bounds,
     _month_day,
     _stated_today,
+    _clock_number,
     _calendar_period,
     _stay_end,
     _web_address,

@@ -33,7 +33,7 @@ from typing import Any, Protocol
 from rapidfuzz import fuzz
 
 from guard.checks import CheckContext
-from guard.checks.derivations import derive
+from guard.checks.derivations import date_value, derive
 from guard.checks.risk import risk_of
 from guard.conversation import Conversation
 from guard.lexicon import FACTLESS_WORDS
@@ -453,11 +453,39 @@ def _traced(ctx: CheckContext) -> list[tuple[_Leaf, GroundingMatch | SemanticSki
         if _checked(leaf.value, config.min_value_length) or (_checked(leaf.value, 1) and _consequential(leaf, index))
     ]
     matches: list[GroundingMatch | SemanticSkip | None] = [_ground_lexically(leaf, index, ctx) for leaf in leaves]
+    _days_between(leaves, matches)
     unmatched = [i for i, m in enumerate(matches) if m is None]
     if unmatched and ctx.semantic is not None:
         for i, match in zip(unmatched, _ground_semantically([leaves[i] for i in unmatched], ctx)):
             matches[i] = match
     return list(zip(leaves, matches))
+
+
+_ITEM = re.compile(r"^(.*)\[(\d+)\]$")
+
+
+def _days_between(leaves: list[_Leaf], matches: list[GroundingMatch | SemanticSkip | None]) -> None:
+    """A list of every day from one stated date to another ("the dates are May 3 to May 9" ->
+    ``["2021-05-03", ..., "2021-05-09"]``): the days between the two ends are derived, when the
+    list holds each day once, in order, and its first and last days are grounded."""
+    lists: dict[str, list[tuple[int, int, date]]] = {}
+    for i, leaf in enumerate(leaves):
+        if (m := _ITEM.match(leaf.path)) and (day := date_value(leaf.value)) is not None:
+            lists.setdefault(m[1], []).append((int(m[2]), i, day))
+    for items in lists.values():
+        items.sort()
+        if len(items) < 3 or [n for n, _, _ in items] != list(range(len(items))):
+            continue
+        days = [d for _, _, d in items]
+        if any((b - a).days != 1 for a, b in zip(days, days[1:])):
+            continue
+        first, last = matches[items[0][1]], matches[items[-1][1]]
+        if not isinstance(first, GroundingMatch) or not isinstance(last, GroundingMatch):
+            continue
+        span = f"every day from {first.span} to {last.span}"
+        for _, i, _ in items[1:-1]:
+            if matches[i] is None:
+                matches[i] = GroundingMatch("derived", last.message_index, span, 1.0)
 
 
 def check(ctx: CheckContext) -> list[Finding]:

@@ -346,6 +346,54 @@ def currency_name(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
+# --- languages -----------------------------------------------------------------------------------
+
+#: A language code or tag as tools take them: "en", "eng", "pt-BR", "zh_Hans", "es-419".
+_LANGUAGE_TAG = re.compile(r"([A-Za-z]{2,3})(?:[-_]([A-Za-z]{4}|[A-Za-z]{2}|\d{3}))?")
+#: Words of a parameter's name or description that say it takes a language.
+_LANGUAGE_WORDS = frozenset({"lang", "language", "languages", "locale", "locales", "dialect", "tongue"})
+
+
+@lru_cache(maxsize=1024)
+def language_names(tag: str) -> frozenset[str]:
+    """The English names (CLDR, ``babel``; ISO 639-3 codes through ``pycountry``) of the language a
+    code or tag stands for, normalised: "en" -> english; "pt-BR" -> brazilian portuguese,
+    portuguese brazil, portuguese (a model writes "en-US" for "English"). Empty for no language."""
+    m = _LANGUAGE_TAG.fullmatch(tag.strip())
+    if m is None:
+        return frozenset()
+    base, sub = m[1].lower(), m[2]
+    if len(base) == 3 and (lang := pycountry.languages.get(alpha_3=base)) is not None:
+        base = getattr(lang, "alpha_2", base)
+    table = babel.Locale("en").languages
+    names = {table[base]} if base in table else set()
+    if names and sub:
+        sub = sub.title() if len(sub) == 4 else sub.upper()
+        if f"{base}_{sub}" in table:
+            names.add(table[f"{base}_{sub}"])
+        try:
+            names.add(babel.Locale.parse(f"{base}_{sub}").get_display_name("en") or "")
+        except (ValueError, babel.UnknownLocaleError):
+            pass
+    return frozenset(n for n in map(normalise_text, names) if n)
+
+
+def language_code(value: object, ctx: Context) -> Derivation | None:
+    """``targetLanguage: "en"`` from "in English", ``"pt-BR"`` from "Brazilian Portuguese": the
+    code of a language the user named, for a parameter that takes languages."""
+    if not isinstance(value, str) or len(value) > 12:
+        return None
+    words = set(ctx.words) | set(normalise_text(ctx.description[:300]).split())
+    if not words & _LANGUAGE_WORDS:
+        return None
+    names = language_names(value)
+    for index, text in ctx.normalised:
+        for name in names:
+            if f" {name} " in text:
+                return index, f"{name} -> {value}"
+    return None
+
+
 # --- regions -------------------------------------------------------------------------------------
 
 
@@ -519,9 +567,9 @@ def _holiday_names(day: Any) -> tuple[str, ...]:
 def holiday(value: object, ctx: Context) -> Derivation | None:
     """``date: "2024-12-25"`` from "on Christmas 2024", ``2025-07-04`` from "Independence Day"
     (said in 2025): a public holiday the user named, in the year they said or the conversation's."""
-    from guard.checks.derivations import _date_value
+    from guard.checks.derivations import date_value
 
-    day = _date_value(value) if isinstance(value, str) else None
+    day = date_value(value) if isinstance(value, str) else None
     if day is None:
         return None
     this_year = ctx.today is not None and ctx.today.year == day.year
@@ -720,6 +768,6 @@ def warm() -> None:
 
 
 RULES = (
-    converted_quantity, unit_symbol, currency_name, region_code, time_zone, periods_per_year, per_period, arithmetic,
+    converted_quantity, unit_symbol, currency_name, language_code, region_code, time_zone, periods_per_year, per_period, arithmetic,
     difference_or_sum, holiday, phone_number,
 )

@@ -229,3 +229,62 @@ def test_the_date_span_rules_read_a_bounded_part_of_each_message():
     assert derive("2024-08-14", "check_out", [(0, filler + "4 nights starting August 10 2024")], today=date(2024, 3, 1)) is None
     assert derive("2025-01-31", "end", [(0, "last month. Today is 2025-02-10. " + filler)], today=date(2026, 1, 1))
     assert derive("2025-01-31", "end", [(0, "Today is 2025-02-10. " + filler + " last month")], today=date(2026, 1, 1)) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "param", "description", "text", "derived"),
+    [
+        ("en", "targetLanguage", "", "Summarise the text in English.", True),
+        ("pt-BR", "locale", "", "Subtitles in Brazilian Portuguese, please.", True),
+        ("es", "lang", "Language code.", "Translate it into Spanish", True),
+        ("deu", "language", "ISO 639-3 code.", "The German version of the page", True),
+        ("fr", "targetLanguage", "", "Summarise the text in English.", False),  # another language
+        ("en", "country", "", "Summarise the text in English.", False),  # the parameter takes no language
+        ("it", "language", "", "Translate it, please.", False),  # "it" is a word, Italian was never named
+    ],
+)
+def test_a_language_code_for_the_language_the_user_named(value, param, description, text, derived):
+    assert (derive(value, param, [(0, text)], description=description) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "param", "description", "text", "derived"),
+    [
+        (1500, "meetingTime", "Time of the meeting in 24-hour format, e.g., 1400 for 2 PM.", "I have a meeting at 3 PM", True),
+        ("0930", "start_time", "Start as HHMM.", "the standup starts at 9:30am", True),
+        (1930, "departureTime", "Departure in 24-hour format.", "a train tonight at 7:30", True),
+        (1530, "meetingTime", "Time of the meeting in 24-hour format.", "I have a meeting at 3 PM", False),  # not the time said
+        (1500, "meetingTime", "Time of the meeting.", "I have a meeting at 3 PM", False),  # no clock number described
+        (1500, "budget", "Amount in 24-hour format.", "I have a meeting at 3 PM", False),  # no time parameter
+    ],
+)
+def test_a_clock_time_as_a_24_hour_number(value, param, description, text, derived):
+    assert (derive(value, param, [(0, text)], description=description, today=TODAY) is not None) is derived
+
+
+DAYS = {
+    "name": "flu_rates",
+    "description": "Flu incidence for a list of dates.",
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "dates": {"type": "array", "items": {"type": "string", "format": "date"}},
+            "day": {"type": "string", "format": "date"},
+        },
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("args", "flagged"),
+    [
+        ({"dates": ["2021-05-03", "2021-05-04", "2021-05-05", "2021-05-06", "2021-05-07"]}, set()),  # every day of the span
+        ({"dates": ["2021-05-03", "2021-05-05", "2021-05-07"]}, {"$.dates[1]"}),  # every other day: not the span
+        ({"dates": ["2021-05-03", "2021-05-04", "2021-05-05", "2021-05-06"]}, {"$.dates[1]", "$.dates[2]", "$.dates[3]"}),  # ends short
+        ({"day": "2021-05-05"}, {"$.day"}),  # one day inside the span is a choice nobody made
+    ],
+)
+def test_the_days_between_two_stated_dates_in_a_list_of_days(args, flagged):
+    said = [("user", "The dates are from May 3, 2021 to May 7, 2021.")]
+    findings = Guard([DAYS]).check({"name": "flu_rates", "args": args}, said).findings
+    assert {f.path for f in findings if f.category is Category.UNGROUNDED_VALUE} == flagged

@@ -681,3 +681,56 @@ KINDS = [
 def test_a_kind_of_the_tools_things_said_before_their_noun(request_text, given):
     findings = run(request_text, tools=KINDS).findings
     assert (findings == []) is given, findings
+
+
+BREEDS = [
+    tool(
+        "random_image_by_breed",
+        "Show a random picture for a breed.",
+        {"breed": {"type": "string", "description": "The breed of dog to show."}},
+        ["breed"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("request_text", "given"),
+    [
+        ("Show me a random picture of a husky dog", True),  # the kind before what the description says it is a kind of
+        ("Could you show me a picture of a beagle dog, please?", True),
+        ("Show me a random picture of a dog", False),  # no breed said
+        ("Show me a random picture of my dog", False),  # points at one, says no breed
+        ("Show me pictures of two dogs", False),  # counts them
+    ],
+)
+def test_a_kind_named_by_the_parameters_description(request_text, given):
+    findings = run(request_text, tools=BREEDS).findings
+    assert (findings == []) is given, findings
+
+
+LISTENERS = [
+    tool(
+        "get_user_tracks",
+        "Fetch the list of tracks posted by a user.",
+        {
+            "uHandle": {"type": "string", "description": "The handle of the user."},
+            "playlistId": {"type": "integer", "description": "The ID of the playlist."},
+            "format": {"type": "string", "description": "Response format."},
+        },
+        ["uHandle"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("request_text", "given"),
+    [
+        ("Fetch the tracks from the user 'john_doe's playlist", True),  # the owner of the playlist, not its id
+        ("Fetch the tracks from marta_k's playlist", True),
+        ("Fetch the tracks from my playlist", False),
+        ("Fetch the tracks from the playlist", False),
+    ],
+)
+def test_a_possessive_value_owns_the_noun_after_it(request_text, given):
+    findings = run(request_text, tools=LISTENERS).findings
+    assert (findings == []) is given, findings

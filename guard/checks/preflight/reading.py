@@ -64,6 +64,8 @@ _CLOCK_STATED = re.compile(r"\b(?:current (?:time|date)|today|now|date today)\s*
 _SENTENCE_STOP = re.compile(r"[.!?\u3002](?=\s|$)|\n")
 _BREAK = re.compile(r"[,;!?](?=\s|$)|\.(?=\s|$)|\b(?:and|or|but)\b", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?:\u3002]\s*$")
+#: A possessive right after a value, its closing quote included ("'john_doe's", "Maria's").
+_POSSESSIVE = re.compile(r"[\"'’”]?['’]s\b")
 _ONE_UNIT = re.compile(r"\b(?:a|an|one|next|this|per|each|every)\s+(second|minute|hour|day|week|month|year)\b")
 
 
@@ -122,6 +124,8 @@ class _Text:
         # After a number, its unit or noun ("10 meters in length"); after anything else, one word
         # naming its kind ("the SRTM dataset", "a Hilton hotel").
         after = after[: _CUE_WINDOW - 1] if numeric else after[:1]
+        if not numeric and _POSSESSIVE.match(self.raw, end):
+            after = []  # "john_doe's playlist": the value owns the thing, it is not the thing's key
         # A word after a value that is no number names it less plainly than one before it:
         # "my VR device with ID 12345" is about the device whose ID is 12345.
         lag = 0 if numeric else 1

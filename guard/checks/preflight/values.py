@@ -189,6 +189,8 @@ def _may_be(slot: _Slot, mention: _Mention) -> bool:
     never given as a number, nor an enum of codes as a plain word, nor a code as a quantity."""
     if mention.kind not in _SHAPES.get(slot.kind, ()) or stem(mention.text.lower()) in slot.cues:
         return False  # the parameter's own name written as a word ("ID") is not its value
+    if slot.kind in _NUMERIC and mention.kind != "number" and not any(c.isdigit() for c in mention.text):
+        return False  # a quantity is written with digits or as a number word, never as "john_doe"
     if slot.kind == "enum":
         numeric = any(any(c.isdigit() for c in str(m)) for m in slot.schema["enum"])
         digits = any(c.isdigit() for c in mention.text)
@@ -384,8 +386,16 @@ def _text_evidence(slot: _Slot, texts: list[_Text], taken: set[str], others: set
     return None
 
 
+#: How much of a parameter's description is read for what it is a kind of.
+_READ_DESCRIPTION = 300
+
 #: Parameter names that ask which kind of the tool's things ("games_by_category": a category).
-_KIND_PARAMS = frozenset({"category", "categories", "type", "types", "kind", "kinds", "genre", "genres", "style", "styles", "class"})
+_KIND_PARAMS = frozenset(
+    {"category", "categories", "type", "types", "kind", "kinds", "genre", "genres", "style", "styles", "class", "breed", "breeds", "species"}
+)
+
+#: What a kind parameter's description says it is a kind of ("The breed of dog image": dogs).
+_KIND_OF = re.compile(r"\b(?:" + "|".join(sorted(_KIND_PARAMS)) + r")\s+of\s+(?:the\s+|an?\s+)?([a-z]{3,})", re.IGNORECASE)
 
 
 def _kind_of_object(spec: ToolSpec, slot: _Slot, texts: list[_Text], known: frozenset[str]) -> Found | None:
@@ -398,6 +408,9 @@ def _kind_of_object(spec: ToolSpec, slot: _Slot, texts: list[_Text], known: froz
         return None
     nouns = {stem(w) for w in name_words(spec.name).split()
              if w not in words and w not in STOPWORDS and w not in _REQUEST_WORDS and len(w) > 2}
+    described = slot.schema.get("description")
+    if isinstance(described, str) and (of := _KIND_OF.search(described[:_READ_DESCRIPTION])):
+        nouns.add(stem(of.group(1).lower()))  # "The breed of dog image to retrieve": a retriever dog
     for text in texts:
         for m in _BEFORE_NOUN.finditer(text.raw):
             word, noun = m.group(1).lower(), m.group(2).lower()
