@@ -107,6 +107,11 @@ _MONTH_DATE_IN_TEXT = re.compile(
     rf"\b({MONTH_PATTERN})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b",
     re.IGNORECASE,
 )
+#: The day before the month: "the 10th of april 2024", "10 April, 2024".
+_DAY_MONTH_IN_TEXT = re.compile(
+    rf"\b(?:the\s+)?(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({MONTH_PATTERN})\.?,?\s+(\d{{4}})\b",
+    re.IGNORECASE,
+)
 _YEAR_IN_TEXT = re.compile(r"current year is (\d{4})", re.IGNORECASE)
 
 
@@ -120,6 +125,11 @@ def _stated_date(text: str) -> datetime | None:
     if m := _MONTH_DATE_IN_TEXT.search(text):
         try:
             return datetime(int(m.group(3)), MONTH_NUMBER[m.group(1).lower()], int(m.group(2)))
+        except ValueError:
+            pass
+    if m := _DAY_MONTH_IN_TEXT.search(text):
+        try:
+            return datetime(int(m.group(3)), MONTH_NUMBER[m.group(2).lower()], int(m.group(1)))
         except ValueError:
             pass
     if m := _YEAR_IN_TEXT.search(text):
@@ -140,7 +150,9 @@ def stated_today(text: str) -> datetime | None:
     reading of "today is ..." (a system message's date is ``Conversation.reference_time``)."""
     for m in itertools.islice(_TODAY_IS.finditer(text), 16):  # a message says it once, not thousands of times
         head = m.group(1).lstrip()
-        if (_DATE_IN_TEXT.match(head) or _MONTH_DATE_IN_TEXT.match(head)) and (stated := _stated_date(head)) is not None:
+        if (_DATE_IN_TEXT.match(head) or _MONTH_DATE_IN_TEXT.match(head) or _DAY_MONTH_IN_TEXT.match(head)) and (
+            stated := _stated_date(head)
+        ) is not None:
             return stated
     return None
 

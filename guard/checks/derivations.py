@@ -300,14 +300,16 @@ def _converted(quantity: _Quantity, target: str) -> float | None:
 
 def _relative_range(value: object, ctx: Context) -> Derivation | None:
     """``endDate: 2028-01-01`` from "over the next five years" on 2023-01-01: the date that an
-    amount of time forward (or back, "the past 3 months") from the conversation's date reaches."""
+    amount of time forward (or back, "the past 3 months") from the conversation's date, or from a
+    date the user gave as today, reaches."""
     day = date_value(value)
-    if day is None or ctx.today is None:
+    if day is None:
         return None
-    for index, text in ctx.normalised:
-        for q in _quantities(text):
-            if q.direction and q.unit in _STEPS and ctx.today + q.direction * q.amount * _STEPS[q.unit] == day:
-                return index, f"{q.surface} from {ctx.today.isoformat()} -> {day.isoformat()}"
+    for today in _todays(ctx):
+        for index, text in ctx.normalised:
+            for q in _quantities(text):
+                if q.direction and q.unit in _STEPS and today + q.direction * q.amount * _STEPS[q.unit] == day:
+                    return index, f"{q.surface} from {today.isoformat()} -> {day.isoformat()}"
     return None
 
 

@@ -35,6 +35,7 @@ and every table load on first use, under one lock (``warm`` loads them up front)
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import threading
@@ -98,9 +99,11 @@ _NUMBER = r"(?<![\w.])(-?\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?)"
 _QUANTITY = re.compile(_NUMBER + r"\s*-?\s*((?:[^\W\d_]|[°])[\w/^*°.-]*(?:\s+(?:per\s+)?[^\W\d_][\w/^]*){0,2})")
 _WORD = re.compile(r"[^\W\d_]+")
 _NUMBER_WORD = re.compile(
-    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|hundred|dozen|half)\b",
+    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|hundred|dozen|half|an?)\b",
     re.IGNORECASE,
 )
+#: Words that count one of a unit, or half of one: "an hour", "a mile", "half an hour".
+_ARTICLES = {"a": 1, "an": 1, "half a": 0.5, "half an": 0.5}
 #: Between two parts of one compound quantity ("5 feet 10 inches", "2 hours and 30 minutes").
 _JOINED = re.compile(r"^\s*(?:,|and|,\s*and)?\s*$")
 #: How much of a message the rules read (its start), and how many words of a parameter's
@@ -165,19 +168,25 @@ def _read_quantities(text: str) -> tuple[Quantity, ...]:
         if number is not None and (q := _with_unit(number, m[2], m.start(), m.start(2))):
             found.append(q)
     words = list(_WORD.finditer(text)) if _NUMBER_WORD.search(text) else []
+    articles: set[int] = set()  # "an hour": one only as part of a compound ("an hour and five minutes")
     i = 0
     while i < len(words):
-        for n in (2, 1):  # "twenty five", then "two"
-            number = parse_number(" ".join(w[0] for w in words[i : i + n])) if i + n < len(words) else None
+        for n in (2, 1):  # "twenty five", "half an", then "two", "an"
+            said = " ".join(w[0].casefold() for w in words[i : i + n])
+            number = _ARTICLES.get(said, parse_number(said)) if i + n < len(words) else None
             if number is not None:
                 unit_words = words[i + n : i + n + 3]
                 q = _with_unit(float(number), text[unit_words[0].start() : unit_words[-1].end()], words[i].start(), unit_words[0].start())
                 if q is not None:
                     found.append(q)
+                    if said in ("a", "an"):
+                        articles.add(q.start)
                 break
         i += 1
     found.sort(key=lambda q: q.start)
-    return (*found, *_compounds(found, text))
+    compounds = _compounds(found, text)
+    # "give me a minute", "in a second": an article alone says no amount anyone would convert
+    return (*(q for q in found if q.start not in articles), *compounds)
 
 
 def _with_unit(number: float, words: str, start: int, unit_start: int) -> Quantity | None:
@@ -323,12 +332,22 @@ def unit_symbol(value: object, ctx: Context) -> Derivation | None:
 
 @_once
 def _currency_names() -> dict[str, str]:
-    """Every English name CLDR gives a currency, singular and plural, normalised -> its code; a
-    name two currencies share ("dollars", "pounds") is left out."""
+    """Every English name CLDR gives a currency, singular and plural, normalised -> its code, and
+    the last word of a name when no other currency in use today ends so ("yen", "euros",
+    "baht"); a name two currencies share ("dollars", "pounds", "rupees") is left out."""
     names: dict[str, set[str]] = {}
-    for code in babel.Locale("en").currencies:
+    heads: dict[str, set[str]] = {}
+    english = babel.Locale("en")
+    tender = {c for t in english.territories for c in babel.numbers.get_territory_currencies(t, tender=True)}
+    for code in english.currencies:
         for form in {babel.numbers.get_currency_name(code, count, locale="en") for count in (None, 1, 2)}:
-            names.setdefault(normalise_text(form), set()).add(code)
+            name = normalise_text(form)
+            names.setdefault(name, set()).add(code)
+            if code in tender and len(name.split()) > 1:
+                heads.setdefault(name.split()[-1], set()).add(code)
+    for head, codes in heads.items():
+        if len(codes) == 1 and head not in names:
+            names[head] = codes
     return {name: next(iter(codes)) for name, codes in names.items() if len(codes) == 1 and name}
 
 
@@ -389,6 +408,52 @@ def language_code(value: object, ctx: Context) -> Derivation | None:
     names = language_names(value)
     for index, text in ctx.normalised:
         for name in names:
+            if f" {name} " in text:
+                return index, f"{name} -> {value}"
+    return None
+
+
+# --- airports ------------------------------------------------------------------------------------
+
+#: Words of a parameter's name or description that say it takes an airport.
+_AIRPORT_WORDS = frozenset({"airport", "airports", "iata", "origin", "destination", "departure", "arrival", "from", "to", "dest", "orig"})
+#: Words of airport names that say what they are, not which one.
+_AIRPORT_KINDS = frozenset(
+    "airport international regional municipal national county field airfield aerodrome airbase base air intl".split()
+)
+
+
+@_once
+def _airports() -> dict[str, frozenset[str]]:
+    """IATA code -> the normalised names a traveller calls the airport by (``airportsdata``): its
+    city ("seattle"), and its own name without its city and its kind ("heathrow", "john f
+    kennedy", and that name's last word when it is a long one: "kennedy")."""
+    import airportsdata  # loaded on first use: about 8,000 airports
+
+    table: dict[str, frozenset[str]] = {}
+    for code, airport in airportsdata.load("IATA").items():
+        city = normalise_text(airport.get("city") or "")
+        own = [w for w in normalise_text(airport.get("name") or "").split() if w not in _AIRPORT_KINDS and w not in city.split()]
+        names = {city} if city else set()
+        if own and not all(w in STOPWORDS for w in own):
+            names.add(" ".join(own))
+            if len(own[-1]) >= 5:
+                names.add(own[-1])
+        table[code] = frozenset(names)
+    return table
+
+
+def airport_code(value: object, ctx: Context) -> Derivation | None:
+    """``destination: "LHR"`` from "to Heathrow", ``"SEA"`` from "flights to Seattle": the IATA
+    code of an airport the user named, or of one in the city the user named, for a parameter
+    that takes airports."""
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Z]{3}", value.strip()):
+        return None
+    words = set(ctx.words) | set(normalise_text(ctx.description[:300]).split())
+    if not words & _AIRPORT_WORDS:
+        return None
+    for index, text in ctx.normalised:
+        for name in _airports().get(value.strip(), ()):
             if f" {name} " in text:
                 return index, f"{name} -> {value}"
     return None
@@ -726,22 +791,44 @@ def _amounts(text: str) -> tuple[tuple[str, float], ...]:
 _PERCENTS = re.compile(r"(?<![\w.])(\d{1,2}(?:\.\d+)?)\s*(?:%|percent\b)")
 
 
+#: How many share an amount: "the three of us", "split four ways", "between 5 friends".
+_SHARERS = re.compile(
+    r"\b([a-z]+|\d{1,2})\s+(?:of us|of them|of you|ways|people|persons|friends|guests|roommates|colleagues)\b", re.IGNORECASE
+)
+#: How many of the latest messages the amount rules read together.
+_AMOUNT_MESSAGES = 8
+
+
 def difference_or_sum(value: object, ctx: Context) -> Derivation | None:
     """``loan_amount: 320000`` from "the house is $400k, I'm putting $80k down": the difference or
-    the sum of two amounts one message states (each 100 or more, no year), or an amount less or
-    more a percentage of it the message states ("a $480,000 house, 20% down": 384000), to the
-    value's precision. What is left, what it comes to in all."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or abs(value) < 100:
+    the sum of two amounts one message states (each 100 or more, no year); an amount less or more
+    a percentage of it the conversation states ("a $480,000 house" ... "20% down": 384000); an
+    amount shared by a number of people the conversation states ("dinner was $126 for the three
+    of us": 42). To the value's precision. What is left, what it comes to, what each one owes."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not 0 < abs(value):
         return None
-    for index, text in ctx.said:
-        amounts = _amounts(text)
-        for p in {float(m[1]) for m in _PERCENTS.finditer(text[:_CACHED_TEXT])}:
-            for wa, a in amounts:
-                for result, sign in ((a * (1 - p / 100), "-"), (a * (1 + p / 100), "+")):
-                    if rounds_to(value, result):
-                        return index, f"{wa} {sign} {p:g}% -> {value}"
-        for i, (wa, a) in enumerate(amounts):
-            for wb, b in amounts[i + 1 :]:
+    said = ctx.said[-_AMOUNT_MESSAGES:]
+    amounts = [(index, w, a) for index, text in said for w, a in _amounts(text)]
+    if not amounts:
+        return None
+    percents = {float(m[1]) for _, text in said for m in itertools.islice(_PERCENTS.finditer(text[:_CACHED_TEXT]), 8)}
+    for p in percents:
+        for index, wa, a in amounts:
+            for result, sign in ((a * (1 - p / 100), "-"), (a * (1 + p / 100), "+")):
+                if abs(value) >= 100 and rounds_to(value, result):
+                    return index, f"{wa} {sign} {p:g}% -> {value}"
+    sharers = {n for _, text in said for m in itertools.islice(_SHARERS.finditer(text[:_CACHED_TEXT]), 8)
+               if isinstance(n := parse_number(m[1]), (int, float)) and 2 <= n <= 50}
+    for n in sharers:
+        for index, wa, a in amounts:
+            if rounds_to(value, a / n):
+                return index, f"{wa} / {n:g} -> {value}"
+    if abs(value) < 100:
+        return None
+    for index, text in said:
+        here = _amounts(text)
+        for i, (wa, a) in enumerate(here):
+            for wb, b in here[i + 1 :]:
                 if a == b:
                     continue
                 for result, sign in ((a + b, "+"), (abs(a - b), "-")):
@@ -763,11 +850,12 @@ def warm() -> None:
     _regions()
     _region_names()
     _country_names()
+    _airports()
     _zones()
     _holidays_of(date.today().year)
 
 
 RULES = (
-    converted_quantity, unit_symbol, currency_name, language_code, region_code, time_zone, periods_per_year, per_period, arithmetic,
+    converted_quantity, unit_symbol, currency_name, language_code, airport_code, region_code, time_zone, periods_per_year, per_period, arithmetic,
     difference_or_sum, holiday, phone_number,
 )

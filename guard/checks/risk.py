@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from guard.checks.relevance import stem
 from guard.lexicon import STOPWORDS
+from guard.normalise import parse_temporal
 from guard.registry import name_words
 
 Level = Literal["consequential", "ordinary", "derivable"]
@@ -64,7 +65,7 @@ _DESCRIPTIVE_WORDS = frozenset(
     behavior behaviors behaviour behaviours goal goals objective objectives analysis criteria
     feedback preferences preference interests context situation concerns
     question questions query prompt instruction instructions
-    subject body message caption text
+    subject body message caption text title headline
     """.split()
 )
 
@@ -93,7 +94,9 @@ def risk_of(name: str, schemas: Iterable[dict[str, Any]], value: Any, said: str 
         return Risk("consequential", f"the parameter names {sorted(hit)[0]!r}: it must be stated or come from a tool result")
     if hit := formats & _CONSEQUENTIAL_FORMATS:
         return Risk("consequential", f"the value is {sorted(hit)[0]!r}: it must be stated or come from a tool result")
-    if isinstance(value, str) and (_EMAIL_LIKE.fullmatch(value.strip()) or _IDENTIFIER_LIKE.fullmatch(value.strip())):
+    if isinstance(value, str) and (
+        _EMAIL_LIKE.fullmatch(value.strip()) or (_IDENTIFIER_LIKE.fullmatch(value.strip()) and parse_temporal(value.strip()) is None)
+    ):  # a date or time ("2024-06-16T12:00:00-07:00") is no identifier
         return Risk("consequential", "the value looks like an identifier: it must be stated or come from a tool result")
     if isinstance(value, (int, float)) and not isinstance(value, bool) and words & _DERIVABLE_WORDS:
         if not _number_stated_for(words, said):

@@ -288,3 +288,43 @@ def test_the_days_between_two_stated_dates_in_a_list_of_days(args, flagged):
     said = [("user", "The dates are from May 3, 2021 to May 7, 2021.")]
     findings = Guard([DAYS]).check({"name": "flu_rates", "args": args}, said).findings
     assert {f.path for f in findings if f.category is Category.UNGROUNDED_VALUE} == flagged
+
+
+@pytest.mark.parametrize(
+    ("value", "param", "text", "derived"),
+    [
+        ("2024-04-08", "from_date", "Today's 2024-04-15. News about the EU AI Act from the past week", True),  # the stated today
+        ("2024-04-13", "date", "add it to my meal plan for saturday dinner. today's wed the 10th of april 2024", True),
+        ("2024-04-01", "from_date", "Today's 2024-04-15. News about the EU AI Act from the past week", False),
+        ("2024-04-20", "date", "add it to my meal plan for saturday dinner. today's wed the 10th of april 2024", False),
+        ("2024-04-13", "date", "add it to my meal plan for saturday dinner. It's the 10 of us tonight", False),  # no date stated
+    ],
+)
+def test_relative_dates_from_a_today_the_user_wrote(value, param, text, derived):
+    assert (derive(value, param, [(0, text)], today=date(2026, 11, 27)) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "param", "said", "derived"),
+    [
+        (65, "duration_minutes", ["took me an hour and five minutes"], True),  # "an hour" is one hour
+        (30, "max_total_minutes", ["done in under half an hour"], True),
+        (90, "minutes", ["an hour and a half, roughly"], False),  # "a half" alone is no half hour
+        (70, "duration_minutes", ["took me an hour and five minutes"], False),
+        ("JPY", "to_currency", ["how much is 250 euros in yen these days"], True),  # a currency's last name word
+        ("EUR", "from_currency", ["how much is 250 euros in yen these days"], True),
+        ("USD", "currency", ["it costs 20 dollars"], False),  # dollars: many currencies'
+        ("CNY", "to_currency", ["how much is 250 euros in yen"], False),
+        (42, "amount", ["dinner was $126 for the three of us"], True),  # a share of a stated amount
+        (320000, "loan_amount", ["a $400,000 house, 30 year fixed at 6.5%", "20%"], True),  # percent in a later message
+        (40, "amount", ["dinner was $126 for the three of us"], False),
+        (63, "amount", ["dinner was $126 for three"], False),  # no one is said to share it
+        ("LHR", "destination", ["flights from JFK to Heathrow on September 18th"], True),  # an airport's own name
+        ("SEA", "destination", ["a flight to Seattle on Friday"], True),  # an airport of the city said
+        ("LGW", "destination", ["flights from JFK to Heathrow on September 18th"], False),  # Gatwick was not said
+        ("SEA", "team_code", ["a flight to Seattle on Friday"], False),  # the parameter takes no airport
+        ("BOS", "destination", ["a flight to Seattle on Friday"], False),
+    ],
+)
+def test_everyday_amounts_codes_and_durations(value, param, said, derived):
+    assert (derive(value, param, list(enumerate(said))) is not None) is derived

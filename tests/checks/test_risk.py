@@ -180,3 +180,13 @@ def test_a_message_reporting_what_the_tools_returned_is_derivable() -> None:
     assert risk_of("body", [{"type": "string"}], body, said).level == "ordinary"  # without the results it echoes nothing
     # a message about something neither said nor returned is still the model's own
     assert risk_of("body", [{"type": "string"}], "Your hotel in Portland is confirmed for two nights.", said, results).level == "ordinary"
+
+
+def test_a_date_time_is_no_identifier_and_a_title_may_echo_the_request():
+    from guard.checks.risk import risk_of
+
+    assert risk_of("start", [{"type": "string"}], "2024-06-16T12:00:00-07:00").level == "ordinary"
+    assert risk_of("start", [{"type": "string"}], "EVT-20240616").level == "consequential"  # a code stays one
+    said = "they need the updated pricing sheet, set up a task for Greenleaf Organics"
+    assert risk_of("title", [{"type": "string"}], "Send updated pricing sheet to Greenleaf Organics", said).level == "derivable"
+    assert risk_of("title", [{"type": "string"}], "Quarterly board meeting agenda", said).level == "ordinary"  # echoes nothing
