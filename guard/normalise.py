@@ -282,10 +282,10 @@ _DAY_BOUNDARIES = (time(0), time(23, 59), time(23, 59, 59))
 _WEEKDAYS = WEEKDAYS
 _NAMED_DAYS = {
     -2: r"(?:the )?day before yesterday",
-    -1: r"(?<!before )yesterday|last night",
+    -1: r"(?<!before )yesterd?a?y|last night",
     0: r"today|tonight|this (?:morning|afternoon|evening)",
-    1: r"(?<!after )tomorrow",
-    2: r"(?:the )?day after tomorrow",
+    1: r"(?<!after )tom+or+ow",  # "tomorrow", and as people type it: "tomorow", "tommorow"
+    2: r"(?:the )?day after tom+or+ow",
 }
 
 
@@ -393,12 +393,20 @@ def _relative_forms(d: date, today: date) -> list[str]:
     if -7 <= delta <= -1:
         forms.append(rf"last {weekday}")
     if 0 <= delta <= 31:
-        forms.append(rf"the 0?{d.day} (?:st|nd|rd|th)")  # "the 24th": the next such day of the month
+        forms.append(rf"the 0?{d.day} (?:st|nd|rd|th)(?! of (?:next|last|the next|the last) month)")  # "the 24th": the next such day of the month
     if d.weekday() >= 5 and 0 <= delta <= 6:
         forms.append(r"(?:this|the) weekend")  # its Saturday and its Sunday
     if d.weekday() >= 5 and 1 <= delta <= 13:
         forms.append(r"next weekend")
     return forms
+
+
+#: The words that name the part of the day an hour falls in, so that "6" with them is 6 pm.
+_DAY_PART = {
+    **dict.fromkeys(range(5, 12), "in the morning|this morning|tomorrow morning"),
+    **dict.fromkeys(range(12, 18), "in the afternoon|this afternoon|tomorrow afternoon"),
+    **dict.fromkeys(range(17, 24), "tonight|in the evening|this evening|tomorrow evening|at night|tomorrow night"),
+}
 
 
 def _time_forms(t: time) -> list[str]:
@@ -415,8 +423,15 @@ def _time_forms(t: time) -> list[str]:
     minutes = f" {t.minute:02d}" if t.minute else ""
     # the start of a range whose end says am or pm: "from 8 to 11am"
     forms.append(rf"{h12}{minutes}(?= (?:to|until|till) \d{{1,2}}(?: \d\d)? {says}(?!\S))")
-    if 17 <= t.hour <= 23 and not t.second:
-        forms += [rf"(?<=tonight )(?:at )?{h12}{minutes}{not_other}", rf"{h12}{minutes}(?= tonight)"]  # "tonight at 7:30"
+    if (part := _DAY_PART.get(t.hour)) and not t.second:
+        # the part of the day says am or pm: "tonight at 7:30", "this evening around 6", "between
+        # nine and eleven in the morning"
+        hour = rf"(?:{h12}|{number_words(h12)})"
+        forms += [
+            rf"(?:{part}) (?:(?:at|around|about|by|from) )?{hour}{minutes}{not_other}",
+            rf"{hour}{minutes}(?: o clock)?(?= (?:{part}))",
+            rf"{hour}{minutes}(?= (?:to|until|till|and) \S+(?: \S+)? (?:{part})(?!\S))",
+        ]
     if t.minute == 0 and not t.second:
         forms += [rf"{h12} {says}", rf"{t.hour:02d} h", rf"{h12} o clock", rf"at {h12}(?: {says})?(?! \d){not_other}"]
         forms += {0: ["midnight"], 12: ["noon", "midday"]}.get(t.hour, [])

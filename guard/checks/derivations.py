@@ -33,7 +33,7 @@ from dateutil.relativedelta import relativedelta
 
 from guard.checks import measures
 from guard.conversation import stated_today
-from guard.lexicon import MONTH_NUMBER, WEEKDAYS
+from guard.lexicon import MONTH_NUMBER, MONTHS, STOPWORDS, WEEKDAYS
 from guard.normalise import (
     normalise_text,
     number_words,
@@ -55,6 +55,7 @@ _DAY_GROUPS = {"weekday": _WEEKDAYS[:5], "weekdays": _WEEKDAYS[:5], "weekend": _
 _CURRENCY_SYMBOLS = {"$": "usd", "€": "eur", "£": "gbp", "¥": "jpy", "₹": "inr", "₩": "krw", "₽": "rub"}
 _MONTH_YEAR = re.compile(r"\b(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?,?\s+(\d{4})\b", re.IGNORECASE)
 _ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+_ISO_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
 _COORDINATE_NAMES = frozenset({"lat", "latitude", "lng", "lon", "long", "longitude"})
 
@@ -109,17 +110,17 @@ def _month_number(value: object, ctx: Context) -> Derivation | None:
 
 def _month_bounds(value: object, ctx: Context) -> Derivation | None:
     """``2023-01-01`` / ``2023-06-30`` from "January 2023 to June 2023": a named month's first or
-    last day, as a range's start or end."""
-    m = _ISO_DATE.match(value) if isinstance(value, str) else None
+    last day, as a range's start or end; ``2025-02`` from "feb 2025": the month itself."""
+    m = (_ISO_DATE.match(value) or _ISO_MONTH.match(value)) if isinstance(value, str) else None
     if m is None:
         return None
-    year, month, day = int(m[1]), int(m[2]), int(m[3])
-    if not 1 <= month <= 12 or day not in (1, calendar.monthrange(year, month)[1]):
+    year, month = int(m[1]), int(m[2])
+    if not 1 <= month <= 12 or (m.lastindex == 3 and int(m[3]) not in (1, calendar.monthrange(year, month)[1])):
         return None
     for index, text in ctx.said:
-        for found in _MONTH_YEAR.finditer(text):
+        for found in itertools.islice(_MONTH_YEAR.finditer(text[:_READ]), _MAX_SPANS):
             if _MONTHS[found[1].lower()] == month and int(found[2]) == year:
-                return index, f"{found[0]} -> {date(year, month, day).isoformat()}"
+                return index, f"{found[0]} -> {value}"
     return None
 
 
@@ -159,6 +160,63 @@ def _none_is_zero(value: object, ctx: Context) -> Derivation | None:
         for word in words:
             if hit := re.search(rf"\b(?:no|zero|without(?: any)?)\s+(?:\w+\s+)?{re.escape(word[:5])}\w*", lowered):
                 return index, f"{hit[0]} -> 0"
+    return None
+
+
+#: Digits written in groups: "6012 3344 8890", "9400-1118-9956", "4400.1122".
+_DIGIT_GROUPS = re.compile(r"(?<![\w.-])\d{2,}(?:[ .-]\d{2,}){1,7}(?![\w-]|\.\d)")
+
+
+def _grouped_digits(value: object, ctx: Context) -> Derivation | None:
+    """``member_number: "601233448890"`` from "card no. 6012 3344 8890": a number the user wrote
+    in groups (a card, an account, a tracking number), its digits run together."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str) or not re.fullmatch(r"\d{6,40}", value.strip()):
+        return None
+    for index, text in ctx.said:
+        for found in itertools.islice(_DIGIT_GROUPS.finditer(text[:_READ]), 32):
+            if re.sub(r"\D", "", found.group(0)) == value.strip():
+                return index, f"{found.group(0)} -> {value}"
+    return None
+
+
+#: Parameter words that count things: one of them is what "a", "an" or "another" asks for.
+_COUNT_WORDS = frozenset({"quantity", "qty", "count", "copies", "units", "pieces", "items", "tickets", "seats", "rooms"})
+_ONE_THING = re.compile(r"\b(?:a|an|another|one|single)\s+(?:pair\s+of\s+|single\s+)?[a-z]", re.IGNORECASE)
+_CARDINAL = re.compile(
+    r"(?<![\w.:/-])\d+(?![\w.:/-])|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozen|couple|several|few|some|all)\b",
+    re.IGNORECASE,
+)
+
+
+#: Parameter words that cap how many results a lookup returns.
+_LIMIT_WORDS = frozenset({"limit", "max", "top", "size", "results", "page", "per", "n", "first", "last"})
+#: The one latest, next or earliest of something ("the latest pipeline", "when is it next visible").
+_ONLY_ONE = re.compile(r"\b(?:latest|last|most recent|newest|next|earliest|oldest|previous|upcoming)\s+([a-z]+)", re.IGNORECASE)
+
+
+def _one_item(value: object, ctx: Context) -> Derivation | None:
+    """``quantity: 1`` from "add another pair of sneakers to my cart": one of a thing asked for
+    with "a", "an", "another" or "one"; ``limit: 1`` from "the latest pipeline on main failed": the
+    one latest, next or last thing. Only when the latest request says no other number at all."""
+    if value not in (1, "1") or isinstance(value, bool) or not ctx.said:
+        return None
+    words = set(ctx.words)
+    counts, limits = bool(_COUNT_WORDS & words), bool(_LIMIT_WORDS & words)
+    if not counts and not limits:
+        return None
+    index, text = ctx.said[-1]
+    text = text[:_READ]
+    if _CARDINAL.search(text):
+        return None
+    if counts and (one := _ONE_THING.search(text)) is not None:
+        return index, f"{one.group(0)[:-1].strip()} -> 1"
+    if limits:
+        for one in itertools.islice(_ONLY_ONE.finditer(text), _MAX_SPANS):
+            noun = one[1].lower()
+            if not (noun.endswith("s") and not noun.endswith("ss")):  # "the latest episodes": more than one
+                return index, f"{one.group(0)} -> 1"
     return None
 
 
@@ -379,6 +437,55 @@ def _stated_today(value: object, ctx: Context) -> Derivation | None:
         patterns = temporal_patterns(value.strip(), anchor)
         if patterns is not None and (found := patterns.search(said)):
             return index, f"{' '.join(f[0] for f in found)} from today {anchor.isoformat()} -> {value}"
+    return None
+
+
+def _day_of_stated_month(value: object, ctx: Context) -> Derivation | None:
+    """``2024-02-14`` from "what's on my calendar on the 14th? it's february 2024": a day of the
+    month said by its number, in the month and year the conversation states."""
+    day = date_value(value)
+    if day is None:
+        return None
+    for today in _todays(ctx):
+        ahead = today + relativedelta(months=1)
+        if (ahead.year, ahead.month) == (day.year, day.month):
+            nth = re.compile(rf" the 0?{day.day} (?:st|nd|rd|th) of next month ")
+            for index, text in ctx.normalised:
+                if found := nth.search(text[:_READ]):
+                    return index, f"{found.group(0).strip()} from {today.isoformat()} -> {value}"
+    month = "(?:" + "|".join(MONTHS[day.month - 1]) + ")"
+    ordinal = re.compile(rf" the 0?{day.day} (?:st|nd|rd|th) ")
+    stated = re.compile(rf" {month} (?:of )?{day.year} ")
+    texts = [(index, text[:_READ]) for index, text in ctx.normalised]
+    if not any(stated.search(text) for _, text in texts):
+        return None
+    for index, text in texts:
+        for found in itertools.islice(ordinal.finditer(text), _MAX_SPANS):
+            after = text[found.end() :].split(maxsplit=1)
+            if after and after[0] not in STOPWORDS and after[0] not in MONTH_NUMBER:
+                continue  # "the 14th floor": an ordinal of something else
+            return index, f"{found.group(0).strip()} of {day.strftime('%B %Y').lower()} -> {value}"
+    return None
+
+
+_TIMES_A = re.compile(r"\b(once|twice|thrice|[a-z]+ times|\d{1,2} times|\d{1,2}x)\s+(?:a|an|per|each|every)\s+(day|week|month|year|hour)\b", re.IGNORECASE)
+_HOW_OFTEN = {"once": 1, "twice": 2, "thrice": 3}
+_PERIOD_WORDS = {"day": {"day", "daily", "days"}, "week": {"week", "weekly", "weeks"}, "month": {"month", "monthly", "months"},
+                 "year": {"year", "yearly", "annual", "annually", "years"}, "hour": {"hour", "hourly", "hours"}}
+
+
+def _times_per_period(value: object, ctx: Context) -> Derivation | None:
+    """``visits_per_day: 2`` from "dropping in twice a day": how many times in a period the user
+    said, for a parameter whose name counts per that period."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 99:
+        return None
+    words = set(ctx.words)
+    for index, text in ctx.said:
+        for found in itertools.islice(_TIMES_A.finditer(text[:_READ]), _MAX_SPANS):
+            said = found[1].lower()
+            count = _HOW_OFTEN.get(said) or parse_number(said.removesuffix(" times").removesuffix("x"))
+            if count == value and words & _PERIOD_WORDS[found[2].lower()]:
+                return index, f"{found.group(0)} -> {value}"
     return None
 
 
@@ -786,6 +893,9 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _day_group,
     _currency_code,
     _none_is_zero,
+    _one_item,
+    _grouped_digits,
+    _times_per_period,
     _switch,
     _coordinates,
     _duration,
@@ -793,6 +903,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _year_bounds,
     _month_day,
     _stated_today,
+    _day_of_stated_month,
     _clock_number,
     _calendar_period,
     _stay_end,

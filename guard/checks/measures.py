@@ -54,6 +54,7 @@ import simpleeval
 
 from guard.lexicon import STOPWORDS
 from guard.normalise import normalise_text, numbers_in, parse_number
+from guard.text import quoted_pattern, quoted_text
 
 if TYPE_CHECKING:
     from guard.checks.derivations import Context, Derivation
@@ -406,11 +407,28 @@ def language_code(value: object, ctx: Context) -> Derivation | None:
     if not words & _LANGUAGE_WORDS:
         return None
     names = language_names(value)
+    source = bool(words & _SOURCE_WORDS)
     for index, text in ctx.normalised:
         for name in names:
-            if f" {name} " in text:
+            if f" {name} " in text and not (source and f" into {name} " in text):  # "into English": the target
                 return index, f"{name} -> {value}"
+    if "english" in names and source and ctx.said and _english(ctx.said[-1][1]):
+        return ctx.said[-1][0], f"the text is in English -> {value}"  # what to translate from
     return None
+
+
+#: Words of a parameter's name that say it takes the language something is written in.
+_SOURCE_WORDS = frozenset({"source", "src", "from", "input", "original", "detected"})
+_QUOTE = quoted_pattern(400)
+
+
+def _english(message: str) -> bool:
+    """Whether the text to translate, the message's quoted phrase or else the message itself, is
+    English: a fifth of its words or more are English function words ("where is the nearest")."""
+    quoted = _QUOTE.search(message[:_CACHED_TEXT])
+    text = quoted_text(quoted) if quoted else message[:_CACHED_TEXT]
+    words = re.findall(r"[^\W\d_]+", text.casefold())
+    return len(words) >= 3 and 5 * sum(w in STOPWORDS for w in words) >= len(words)
 
 
 # --- airports ------------------------------------------------------------------------------------

@@ -298,6 +298,9 @@ def test_the_days_between_two_stated_dates_in_a_list_of_days(args, flagged):
         ("2024-04-01", "from_date", "Today's 2024-04-15. News about the EU AI Act from the past week", False),
         ("2024-04-20", "date", "add it to my meal plan for saturday dinner. today's wed the 10th of april 2024", False),
         ("2024-04-13", "date", "add it to my meal plan for saturday dinner. It's the 10 of us tonight", False),  # no date stated
+        ("2024-07-05", "date", "UV index in Miami tomorow? today is july 4 2024", True),  # as people type it
+        ("2024-07-03", "date", "UV index in Miami yesterdy? today is july 4 2024", True),
+        ("2024-07-06", "date", "UV index in Miami tomorow? today is july 4 2024", False),
     ],
 )
 def test_relative_dates_from_a_today_the_user_wrote(value, param, text, derived):
@@ -328,3 +331,94 @@ def test_relative_dates_from_a_today_the_user_wrote(value, param, text, derived)
 )
 def test_everyday_amounts_codes_and_durations(value, param, said, derived):
     assert (derive(value, param, list(enumerate(said))) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "derived"),
+    [
+        ("2024-02-14", "what's on my calendar on the 14th? it's february 2024", True),
+        ("2024-02-03", "book the cleaner for the 3rd, we're in Feb 2024", True),
+        ("2024-02-15", "what's on my calendar on the 14th? it's february 2024", False),  # another day
+        ("2024-03-14", "what's on my calendar on the 14th? it's february 2024", False),  # another month
+        ("2024-02-14", "the office on the 14th floor, lease from february 2024", False),  # an ordinal of a floor
+        ("2024-02-14", "what's on my calendar on the 14th?", False),  # no month stated
+    ],
+)
+def test_a_day_of_the_month_in_the_month_the_user_stated(value, text, derived):
+    assert (derive(value, "start_date", [(0, text)]) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "param", "text", "derived"),
+    [
+        (1, "Quantity", "Could you please add another pair of Nike sneakers to my cart?", True),
+        (1, "quantity", "Order a large pepperoni pizza for delivery", True),
+        ("1", "ticket_count", "Book me one ticket for the Friday show", True),
+        (1, "quantity", "Order pizzas for the team", False),  # how many was never said
+        (1, "quantity", "Add two pairs of sneakers to my cart", False),  # another number was
+        (1, "quantity", "Order a pizza for the 5 of us", False),
+        (1, "priority", "Open a ticket for the broken printer", False),  # no count
+        (2, "quantity", "Order a large pepperoni pizza", False),
+    ],
+)
+def test_one_of_a_thing_asked_for_with_an_article(value, param, text, derived):
+    assert (derive(value, param, [(0, text)]) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "param", "said", "derived"),
+    [
+        ("601233448890", "member_number", ["how many points do i have? card no. 6012 3344 8890"], True),  # digits in groups
+        ("9400111899561234567890", "tracking_number", ["tracking 9400 1118 9956 1234 5678 90 showed up smashed"], True),
+        ("601233448899", "member_number", ["how many points do i have? card no. 6012 3344 8890"], False),
+        ("60123344", "member_number", ["card no. 6012 3344 8890, pin 1234"], False),  # part of the number is another one
+        ("2025-02", "billing_period", ["whats my electricty bill for feb 2025?"], True),  # the month itself
+        ("2025-03", "billing_period", ["whats my electricty bill for feb 2025?"], False),
+        (2, "visits_per_day", ["someone dropping in twice a day would be enough"], True),
+        (3, "sessions_per_week", ["I train three times a week"], True),
+        (2, "visits_per_week", ["someone dropping in twice a day"], False),  # another period
+        (3, "visits_per_day", ["someone dropping in twice a day"], False),
+        (1, "limit", ["The latest pipeline on main failed. What broke?"], True),  # the one latest run
+        (1, "max_results", ["when is the ISS next visible over Lisbon?"], True),
+        (1, "limit", ["show me the latest episodes of the podcast"], False),  # more than one
+        (1, "limit", ["show me the last 5 runs"], False),
+        (1, "limit", ["list the pipelines on main"], False),
+        ("2025-03-18", "date", ["the offsite is on the 18th of next month", "fyi today is 2025-02-10"], True),
+        ("2025-02-18", "date", ["the offsite is on the 18th of next month", "fyi today is 2025-02-10"], False),
+    ],
+)
+def test_numbers_in_groups_months_frequencies_and_the_latest_one(value, param, said, derived):
+    assert (derive(value, param, list(enumerate(said)), today=date(2026, 11, 27)) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "derived"),
+    [
+        ("18:00", "could we get 2 extra towels sent up this evening around 6?", True),  # the part of the day says pm
+        ("09:00", "a laundry pickup tomorrow between nine and eleven in the morning", True),
+        ("11:00", "a laundry pickup tomorrow between nine and eleven in the morning", True),
+        ("14:00", "come over this afternoon at 2", True),
+        ("06:00", "could we get 2 extra towels sent up this evening around 6?", False),
+        ("21:00", "a laundry pickup tomorrow between nine and eleven in the morning", False),
+    ],
+)
+def test_a_time_of_day_read_with_the_part_of_the_day(value, text, derived):
+    from datetime import datetime
+
+    from guard.normalise import mentions_datetime
+
+    assert (mentions_datetime(value, text, datetime(2025, 11, 9)) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "param", "text", "derived"),
+    [
+        ("en", "source_language", "how do I say 'Where is the nearest pharmacy?' in Japanese? the polite way", True),
+        ("en", "from_lang", "Translate into French please: 'Thank you for your patience during the migration.'", True),
+        ("en", "source_language", "Translate 'Wo ist die nächste Apotheke?' into English please", False),  # English is the target
+        ("en", "target_language", "how do I say 'Where is the nearest pharmacy?' in Japanese?", False),  # the target is Japanese
+        ("de", "source_language", "how do I say 'Where is the nearest pharmacy?' in Japanese?", False),
+    ],
+)
+def test_the_source_language_of_an_english_text(value, param, text, derived):
+    assert (derive(value, param, [(0, text)]) is not None) is derived

@@ -49,7 +49,7 @@ _CALENDAR_DATE = re.compile(
 
 #: Dates said relative to now, and years: a date the assistant can work out.
 _RELATIVE_DATE = re.compile(
-    rf"\b(?:{_WEEKDAYS}|today|tonight|tomorrow|yesterday|now|asap|immediately)\b"
+    rf"\b(?:{_WEEKDAYS}|today|tonight|tom+or+ow|yesterd?a?y|now|asap|immediately)\b"
     rf"|\b(?:next|this|last|coming|past|previous|following|upcoming|current)\s+(?:\w+\s+)?(?:{_PERIODS})\b"
     rf"|\bin\s+\w+\s+(?:{_PERIODS})\b|\b(?:{_PERIODS})\s+(?:ago|from\s+now)\b"
     rf"|\b(?:1[89]|20)\d{{2}}s?\b|\bright\s+(?:now|away)\b",
