@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from datetime import MAXYEAR, MINYEAR, datetime
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, Literal
 
 from guard.lexicon import MONTH_NUMBER, MONTH_PATTERN, WEEKDAY_OR_SHORT_PATTERN
@@ -145,6 +145,7 @@ _TODAY_IS = re.compile(
 )
 
 
+@lru_cache(maxsize=64)  # read once per message, however many values and rules ask
 def stated_today(text: str) -> datetime | None:
     """The date a message gives as today ("Today is Wednesday, May 7, 2025."), or None: the one
     reading of "today is ..." (a system message's date is ``Conversation.reference_time``)."""

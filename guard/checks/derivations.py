@@ -78,8 +78,13 @@ class Context:
     @cached_property
     def normalised(self) -> list[tuple[int, str]]:
         """What was said, normalised (``guard.normalise``) and padded for whole-word searches:
-        read once per value, however many rules look."""
-        return [(index, f" {normalise_text(text)} ") for index, text in self.said]
+        read once per message, however many values and rules look."""
+        return [(index, _padded(text)) for index, text in self.said]
+
+
+@lru_cache(maxsize=32)  # the messages of the conversation in hand: every value of a call reads them
+def _padded(text: str) -> str:
+    return f" {normalise_text(text)} "
 
 
 def derive(value: object, param: str, said: Said, *, description: str = "", today: date | None = None) -> Derivation | None:
@@ -398,9 +403,16 @@ def _year_bounds(value: object, ctx: Context) -> Derivation | None:
         return None
     year = re.compile(rf"(?<![\d/.:-]){day.year}(?![\d/:-]|\.\d|\s*(?:am|pm)\b)", re.IGNORECASE)
     for index, text in ctx.said:
-        if any(not _WRITTEN_DATE_END.search(text[: m.start()]) and not _LABELLED.search(text[: m.start()]) for m in year.finditer(text)):
-            return index, f"{day.year} -> {day.isoformat()}"
+        text = text[:_READ]
+        for m in itertools.islice(year.finditer(text), _MAX_SPANS):
+            before = text[max(0, m.start() - _LOOK_BACK) : m.start()]  # what stands right before it, not the whole text again
+            if not _WRITTEN_DATE_END.search(before) and not _LABELLED.search(before):
+                return index, f"{day.year} -> {day.isoformat()}"
     return None
+
+
+#: How far before a year the date and label patterns look ("October 09, ", "flat number ").
+_LOOK_BACK = 40
 
 
 _MONTH_DAY = re.compile(r"^(\d{1,2})-(\d{1,2})$")
@@ -613,7 +625,7 @@ def _weekday_after_date(value: object, ctx: Context) -> Derivation | None:
         return None
     weekday = _WEEKDAYS[day.weekday()]
     for index, text in ctx.said:
-        for m in _ISO_IN_TEXT.finditer(text):
+        for m in itertools.islice(_ISO_IN_TEXT.finditer(text[:_READ]), _MAX_SPANS):
             start = date_value(m[1])
             if start is None or not 1 <= (day - start).days <= 6:
                 continue

@@ -422,3 +422,13 @@ def test_a_time_of_day_read_with_the_part_of_the_day(value, text, derived):
 )
 def test_the_source_language_of_an_english_text(value, param, text, derived):
     assert (derive(value, param, [(0, text)]) is not None) is derived
+
+
+def test_a_year_is_read_in_a_bounded_part_of_each_message():
+    """Every year a message writes was checked against the whole text before it: a message of
+    thousands of dates took minutes (quadratic). Now the first 4,096 characters and at most 8
+    years are read, each with the 40 characters before it."""
+    filler = "on the 14th of february 2019 " * 300  # 8,700 characters of written dates
+    assert derive("2024-01-01", "start", [(0, "events from 2024 onwards. " + filler)])
+    assert derive("2024-01-01", "start", [(0, filler + "events from 2024 onwards")]) is None
+    assert derive("2019-01-01", "start", [(0, filler)]) is None  # every 2019 there is the year of a date
