@@ -300,6 +300,17 @@ def name_words(name: str) -> str:
     return " ".join(w.lower() for w in _WORD_SPLIT.split(name) if w)
 
 
+def shared_first_word(names: Iterable[str]) -> str | None:
+    """The first name word every one of two or more tools starts with ("stripe" for
+    ``stripe_create_refund`` and ``stripe_list_charges``): a service's prefix, or a verb they all
+    share; None when they differ. The caller tells the two apart."""
+    names = list(names)
+    firsts = {(name_words(n).split() or [""])[0] for n in names}
+    if len(names) < 2 or len(firsts) != 1:
+        return None
+    return next(iter(firsts)) or None
+
+
 class ToolRegistry:
     """The tools an agent may call, by name."""
 

@@ -76,7 +76,7 @@ from guard.lexicon import GRAMMAR_WORDS
 from guard.models import Finding
 from guard.normalise import normalise_text
 from guard.policy import SemanticConfig
-from guard.registry import ToolRegistry, ToolSpec, name_words
+from guard.registry import name_words, shared_first_word, ToolRegistry, ToolSpec
 from guard.taxonomy import Category
 
 __all__ = [
@@ -915,7 +915,8 @@ def selection_check(ctx: Any) -> list[Finding]:
     user token" before "delete account", which requires a token) is a step towards it, not a
     wrong choice."""
     semantic = getattr(ctx, "semantic", None)
-    if not isinstance(semantic, SemanticGuard) or ctx.spec is None or _reads_context(ctx.spec, ctx.args):
+    prefix = _service_prefix(ctx.registry)
+    if not isinstance(semantic, SemanticGuard) or ctx.spec is None or _reads_context(ctx.spec, ctx.args, prefix):
         return []
     users = [m.content for m in ctx.conversation.messages if m.role == "user" and m.content.strip()]
     if not users or len(ctx.registry.available_names) < 2:
@@ -938,14 +939,14 @@ def selection_check(ctx: Any) -> list[Finding]:
     if best == me or gap < semantic.selection_margin:
         return []
     better = ctx.registry.get(tools.names[best])
-    if better is None or _feeds(ctx.spec, better):
+    if better is None or _feeds(ctx.spec, better, prefix):
         return []
     # a step towards any tool that fits this part better (the tracks found before they are added
     # to the playlist, the product found before it goes in the cart)
     ahead = [ctx.registry.get(n) for j, n in enumerate(tools.names) if rows[part, j] > rows[part, me] and n not in done]
-    if _lookup(ctx.spec) and any(spec is not None and _feeds(ctx.spec, spec) for spec in ahead):
+    if _lookup(ctx.spec, prefix) and any(spec is not None and _feeds(ctx.spec, spec, prefix) for spec in ahead):
         return []
-    if _lookup(ctx.spec) and _acts(better) and not _nouns(ctx.spec) & _nouns(better):
+    if _lookup(ctx.spec, prefix) and _acts(better, prefix) and not _nouns(ctx.spec, prefix) & _nouns(better, prefix):
         # reading something else before acting (the customer's account before the e-mail to
         # them); a read of the very thing to act on (QueryReminder for AddReminder) stays judged
         return []
@@ -963,12 +964,25 @@ def selection_check(ctx: Any) -> list[Finding]:
     ]
 
 
-def _reads_context(spec: ToolSpec, args: Any) -> bool:
+def _service_prefix(registry: ToolRegistry) -> str | None:
+    """The first name word every available tool shares when it is no verb: the service's prefix
+    ("stripe_search_customers", "stripe_create_refund"), which the name's verb comes after."""
+    first = shared_first_word(registry.available_names)
+    return first if first and first not in _VERBS and first not in _ACTION_VERBS else None
+
+
+def _words(spec: ToolSpec, prefix: str | None = None) -> list[str]:
+    """A tool name's words, the service's prefix left out."""
+    words = name_words(spec.name).split()
+    return words[1:] if prefix and words[:1] == [prefix] and len(words) > 1 else words
+
+
+def _reads_context(spec: ToolSpec, args: Any, prefix: str | None = None) -> bool:
     """A lookup called with no arguments that needs none (``get_user_profile``, ``GetToday``,
     ``list_devices``): it reads the context a later step may need (the user's address before the
     e-mail is sent) and can neither act nor carry a wrong value, so no tool fits the request
     "better" than it."""
-    return not args and not spec.required and _lookup(spec)
+    return not args and not spec.required and _lookup(spec, prefix)
 
 
 _ACTION_VERBS = frozenset(
@@ -977,21 +991,21 @@ _ACTION_VERBS = frozenset(
 )
 
 
-def _acts(spec: ToolSpec) -> bool:
+def _acts(spec: ToolSpec, prefix: str | None = None) -> bool:
     """Whether a tool's name says it acts (book, send, create, …)."""
-    words = name_words(spec.name).split()
+    words = _words(spec, prefix)
     return bool(words) and words[0] in _ACTION_VERBS
 
 
-def _nouns(spec: ToolSpec) -> set[str]:
+def _nouns(spec: ToolSpec, prefix: str | None = None) -> set[str]:
     """What a tool's name says it deals in: its words past the verb, singular stems."""
-    return {_noun(w) for w in name_words(spec.name).split() if w not in _VERBS and w not in _ACTION_VERBS and w not in GRAMMAR_WORDS}
+    return {_noun(w) for w in _words(spec, prefix) if w not in _VERBS and w not in _ACTION_VERBS and w not in GRAMMAR_WORDS}
 
 
-def _lookup(spec: ToolSpec) -> bool:
+def _lookup(spec: ToolSpec, prefix: str | None = None) -> bool:
     """Whether a tool's name says it reads (get, search, list, …) rather than acts: a producer
     that makes something (``create_playlist``, ``generate_report``) is no lookup."""
-    words = name_words(spec.name).split()
+    words = _words(spec, prefix)
     return bool(words) and words[0] in _VERBS and words[0] not in _MAKING_VERBS
 
 
@@ -1014,7 +1028,7 @@ def _selection_texts(conversation: Conversation) -> list[str]:
     return [_request_text(t) for t in _selection_parts(users)] if users else []
 
 
-_VERBS = frozenset(["get", "query", "fetch", "retrieve", "search", "find", "list", "lookup", "look", "check", "read", "load", "request", "obtain", "generate", "create"])
+_VERBS = frozenset(["get", "query", "fetch", "retrieve", "search", "find", "list", "lookup", "look", "check", "read", "load", "request", "obtain", "describe", "generate", "create"])
 
 
 #: Verbs of ``_VERBS`` that make something new: such a tool produces what a later step needs,
@@ -1030,10 +1044,10 @@ def _noun(word: str) -> str:
     return stem(word[:-1] if word.endswith("s") and not word.endswith("ss") and len(word) > 3 else word)
 
 
-def _feeds(step: ToolSpec, goal: ToolSpec) -> bool:
+def _feeds(step: ToolSpec, goal: ToolSpec, prefix: str | None = None) -> bool:
     """Whether ``step`` produces a value ``goal`` requires: its name's nouns or its declared
     outputs name one of ``goal``'s required parameters ("GetUserToken" -> ``token``)."""
-    produced = {_noun(w) for w in name_words(step.name).split() if w not in _VERBS}
+    produced = {_noun(w) for w in _words(step, prefix) if w not in _VERBS}
     outputs = step.metadata.get("output_parameters") if isinstance(step.metadata, dict) else None
     if isinstance(outputs, dict):
         produced |= {_noun(w) for k in outputs for w in name_words(str(k)).split()}

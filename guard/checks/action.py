@@ -28,7 +28,7 @@ import re
 from guard.checks import CheckContext
 from guard.checks.relevance import stem
 from guard.models import Finding
-from guard.registry import ToolSpec, name_words
+from guard.registry import name_words, shared_first_word, ToolSpec
 from guard.taxonomy import Category
 
 NAME = "action"
@@ -42,7 +42,7 @@ def _stems(words: str) -> frozenset[str]:
 _KINDS: dict[str, frozenset[str]] = {
     "read": _stems("get query search find list retrieve fetch view show lookup read browse check display track analyze"),
     "create": _stems("add create record register book schedule insert post submit log new generate make"),
-    "update": _stems("update modify change edit adjust set move reschedule rename replace"),
+    "update": _stems("update modify change edit adjust set move reschedule rename replace push postpone delay mark bump escalate reassign"),
     "delete": _stems("delete remove cancel drop clear erase unregister"),
 }
 #: Words that say a request reads without a verb of its own ("what is", "how many").
@@ -57,6 +57,8 @@ def check(ctx: CheckContext) -> list[Finding]:
     mine = _kind_of_tool(ctx.spec)
     if mine not in _CHANGES:
         return []  # reading before changing is how agents work
+    if _CONFIRMATION.match(ctx.conversation.latest_request):
+        return []  # "yes, go ahead": the user approved the step the assistant proposed
     asked = _asked(ctx)
     if len(asked) != 1 or mine in asked:
         return []
@@ -86,12 +88,37 @@ def _kind_of_tool(spec: ToolSpec) -> str | None:
     return next((k for w in name_words(spec.name).split() if (k := _verb_kind(w))), None)
 
 
+#: A reply that approves what the assistant proposed ("yes go ahead", "ok, do it", "sure").
+_CONFIRMATION = re.compile(
+    r"^\W*(?:yes|yeah|yep|yup|ok|okay|sure|sounds good|go ahead|do it|please do|confirm(?:ed)?|perfect|great)\b"
+    r"[\s,.!]*(?:(?:please|go ahead|do it|book it|thanks|thank you|that works|sounds good)[\s,.!]*)*$",
+    re.IGNORECASE,
+)
+#: Words after which a verb-like word is a noun ("her customer record", "the update", "my schedule").
+_DETERMINERS = frozenset("the a an my your his her its our their this that these those each every some any".split())
+#: "make" creates only what it makes new ("make a playlist"); "make it urgent" changes something.
+_MAKES_NEW = frozenset({"a", "an", "new", "me", "us"})
+
+
 def _kinds(text: str) -> set[str]:
-    words = _WORD.findall(text.lower())
-    kinds = {k for w in words if (k := _verb_kind(w))}
+    kinds = set()
+    words: list[str] = []
+    for clause in _CLAUSE.split(text.lower()):
+        said = _WORD.findall(clause)
+        words += said
+        for i, w in enumerate(said):
+            kind = _verb_kind(w) if not w.endswith("ing") else None  # "invoices showing the wrong rate" asks nothing
+            if kind is None or _DETERMINERS & set(said[max(0, i - 2) : i]):
+                continue  # a noun after "the", "her customer": no request to act
+            if w == "make" and (i + 1 >= len(said) or said[i + 1] not in _MAKES_NEW):
+                continue
+            kinds.add(kind)
     if not kinds and {stem(w) for w in words} & _QUESTIONS:
         kinds.add("read")
     return kinds
+
+
+_CLAUSE = re.compile(r"[,;:.!?()\n]+")
 
 
 def _asked(ctx: CheckContext) -> set[str]:
@@ -102,21 +129,29 @@ def _asked(ctx: CheckContext) -> set[str]:
     return _kinds(" ".join(m.content for m in ctx.conversation.messages if m.role == "user"))
 
 
-def _object_words(spec: ToolSpec) -> set[str]:
-    return {stem(w) for w in name_words(spec.name).split() if len(w) > 2 and _verb_kind(w) is None}
+def _object_words(spec: ToolSpec, shared: frozenset[str] = frozenset()) -> set[str]:
+    return {s for w in name_words(spec.name).split() if len(w) > 2 and _verb_kind(w) is None and (s := stem(w)) not in shared}
+
+
+def _service_words(ctx: CheckContext) -> frozenset[str]:
+    """The first name word every available tool starts with when it is no verb: the service's
+    prefix ("stripe_create_refund", "stripe_update_customer"), which names no object."""
+    first = shared_first_word(ctx.registry.available_names)
+    return frozenset({stem(first)}) if first and _verb_kind(first) is None else frozenset()
 
 
 def _sibling(ctx: CheckContext, wanted: str) -> ToolSpec | None:
     """Another available tool that does ``wanted`` to the called tool's object."""
     assert ctx.spec is not None
-    target = _object_words(ctx.spec)
+    shared = _service_words(ctx)
+    target = _object_words(ctx.spec, shared)
     if not target:
         return None
     for name in ctx.registry.available_names:
         other = ctx.registry.get(name)
         if other is None or other.name == ctx.spec.name or _kind_of_tool(other) != wanted:
             continue
-        theirs = _object_words(other)
+        theirs = _object_words(other, shared)
         if theirs and len(target & theirs) * 2 >= min(len(target), len(theirs)):
             return other
     return None

@@ -352,17 +352,48 @@ def _currency_names() -> dict[str, str]:
     return {name: next(iter(codes)) for name, codes in names.items() if len(codes) == 1 and name}
 
 
+#: What English speakers mean by the names many currencies share (CLDR leaves them out as
+#: ambiguous): "dollars" and "bucks" are US dollars, "pounds" and "quid" pounds sterling.
+_CONVENTIONAL_CURRENCIES = {"dollar": "USD", "dollars": "USD", "buck": "USD", "bucks": "USD",
+                            "pound": "GBP", "pounds": "GBP", "quid": "GBP", "sterling": "GBP"}
+
+
 def currency_name(value: object, ctx: Context) -> Derivation | None:
-    """``"EUR"`` from "in euros", ``"USD"`` from "100 US dollars": an ISO 4217 code for the
-    currency the user named."""
+    """``"EUR"`` from "in euros", ``"USD"`` from "100 US dollars" or "twenty bucks": an ISO 4217
+    code for the currency the user named."""
     if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z]{3}", value.strip()):
         return None
     code = value.strip().upper()
-    names = [name for name, c in _currency_names().items() if c == code]
+    names = [name for name, c in [*_currency_names().items(), *_CONVENTIONAL_CURRENCIES.items()] if c == code]
     for index, text in ctx.normalised:
         for name in names:
             if f" {name} " in text:
                 return index, f"{name} -> {value}"
+    return None
+
+
+# --- minor currency units ------------------------------------------------------------------------
+
+#: A description or name that says an amount is counted in a currency's minor unit (Stripe's
+#: "amount in cents", "the smallest currency unit").
+_MINOR_UNIT = re.compile(r"\b(?:cents?|pence|smallest currency unit|minor units?|lowest denomination)\b", re.IGNORECASE)
+_MONEY = re.compile(r"[$€£¥]\s*\d|\d\s*(?:[$€£¥]|usd|eur|gbp|dollars?|euros?|pounds?|bucks?|quid)\b|\b(?:dollars?|euros?|pounds?|bucks?)\b", re.IGNORECASE)
+
+
+def minor_units(value: object, ctx: Context) -> Derivation | None:
+    """``amount: 2550`` from "refund $25.50", where the amount is counted in cents: a sum of money
+    the user said, times 100."""
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        return None
+    if not _MINOR_UNIT.search(" ".join(ctx.words) + " " + ctx.description[:300]):
+        return None
+    for index, text in ctx.said:
+        text = text[:_CACHED_TEXT]
+        if not _MONEY.search(text):
+            continue
+        for number, written in numbers_in(text).items():
+            if isinstance(number, (int, float)) and abs(number * 100 - value) < 0.5:
+                return index, f"{written} -> {value} (cents)"
     return None
 
 
@@ -475,6 +506,49 @@ def airport_code(value: object, ctx: Context) -> Derivation | None:
             if f" {name} " in text:
                 return index, f"{name} -> {value}"
     return None
+
+
+# --- the country of a place -----------------------------------------------------------------------
+
+
+@_once
+def _place_countries() -> dict[str, str]:
+    """Normalised names of cities (``airportsdata``: the cities airports serve) and of states,
+    provinces and regions (``pycountry``) -> the ISO 3166-1 alpha-2 code of their country, for the
+    names that belong to one country only."""
+    import airportsdata
+
+    found: dict[str, set[str]] = {}
+    for airport in airportsdata.load("IATA").values():
+        if (city := normalise_text(airport.get("city") or "")) and airport.get("country"):
+            found.setdefault(city, set()).add(airport["country"])
+    for sub in pycountry.subdivisions:
+        found.setdefault(normalise_text(sub.name), set()).add(sub.country_code)
+    return {name: next(iter(c)) for name, c in found.items() if len(c) == 1 and len(name) >= 4 and name not in STOPWORDS}
+
+
+def country_of_place(value: object, ctx: Context) -> Derivation | None:
+    """``country_code: "FR"`` from "the weather in lyon", ``"US"`` from "austin tx": the country of
+    a city or a state the user named, for a parameter that takes a country."""
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z]{2,3}", value.strip()) or "country" not in ctx.words:
+        return None
+    country = pycountry.countries.get(alpha_2=value.strip().upper()) or pycountry.countries.get(alpha_3=value.strip().upper())
+    if country is None:
+        return None
+    places = _place_countries()
+    for index, text in ctx.normalised:
+        words = text[:_CACHED_TEXT].split()
+        for n in (3, 2, 1):
+            for i in range(1, len(words) - n + 1):
+                name = " ".join(words[i : i + n])
+                # a place is named after "in", "to", "for" ("the weather in lyon"); "a nice day" names none
+                if places.get(name) == country.alpha_2 and words[i - 1] in _PLACE_CUES:
+                    return index, f"{words[i - 1]} {name} -> {value}"
+    return None
+
+
+#: Words that put a place after them.
+_PLACE_CUES = frozenset({"in", "at", "to", "from", "near", "for", "around", "of", "visiting", "into", "via", "outside"})
 
 
 # --- regions -------------------------------------------------------------------------------------
@@ -869,11 +943,12 @@ def warm() -> None:
     _region_names()
     _country_names()
     _airports()
+    _place_countries()
     _zones()
     _holidays_of(date.today().year)
 
 
 RULES = (
-    converted_quantity, unit_symbol, currency_name, language_code, airport_code, region_code, time_zone, periods_per_year, per_period, arithmetic,
+    converted_quantity, unit_symbol, currency_name, minor_units, language_code, airport_code, country_of_place, region_code, time_zone, periods_per_year, per_period, arithmetic,
     difference_or_sum, holiday, phone_number,
 )

@@ -54,7 +54,7 @@ _DERIVABLE_WORDS = frozenset(
     size length width height depth weight mass distance duration radius diameter area volume
     speed velocity acceleration temperature pressure energy power force frequency angle delay
     interval rate ratio percentage percent score rating level severity intensity priority scale
-    factor threshold growth degree degrees
+    factor threshold growth degree degrees limit page results
     """.split()
 )
 #: Parameter words naming descriptive text: a summary of what was said, the user's question put
@@ -68,6 +68,15 @@ _DESCRIPTIVE_WORDS = frozenset(
     subject body message caption text title headline
     """.split()
 )
+
+#: Parameter words naming a query in a tool's own language (JQL, SOQL, a search syntax): the model
+#: writes the syntax, the user gives the values it searches for.
+_QUERY_WORDS = frozenset({"query", "q", "jql", "soql", "sql", "cql", "kql", "lucene", "filter", "search", "expression", "where"})
+#: Parameter words naming the API's own fields or sort keys: they shape an answer and carry no
+#: value of the user's ("fields": ["summary", "status"], "propertyName": "email").
+_SELECTOR_WORDS = frozenset({"fields", "field", "properties", "property", "select", "expand", "include", "columns", "attributes", "sort"})
+#: The values a query searches for: quoted phrases, and what stands after an operator.
+_QUERY_LITERALS = re.compile(r"'([^']{1,200})'|\"([^\"]{1,200})\"|(?:[:=~<>]|\blike\b)\s*([^\s'\")(,]+(?:\s+[A-Z][\w.]*)*)", re.IGNORECASE)
 
 _IDENTIFIER_LIKE = re.compile(r"(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[A-Za-z0-9][\w.:/@#-]{2,}")
 _EMAIL_LIKE = re.compile(r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}")
@@ -104,7 +113,20 @@ def risk_of(name: str, schemas: Iterable[dict[str, Any]], value: Any, said: str 
         return Risk("ordinary", "the user stated another number for this parameter; a different one contradicts it")
     if isinstance(value, str) and len(value.split()) >= 2 and words & _DESCRIPTIVE_WORDS and _echoes(value, said, results):
         return Risk("derivable", "descriptive text in the model's words, echoing what was said or returned")
+    if isinstance(value, str) and words & _QUERY_WORDS and _literals_said(value, said, results):
+        return Risk("derivable", "a query in the tool's own syntax whose values were said or returned")
+    if isinstance(value, str) and (words & _SELECTOR_WORDS or {"order", "by"} <= words) and len(value) <= 64:
+        return Risk("derivable", "the name of one of the API's own fields: it shapes the answer and carries no user data")
     return Risk("ordinary", "a value the user would normally state")
+
+
+def _literals_said(value: str, said: str, results: str = "") -> bool:
+    """Whether the values a query searches for ("Initech" in ``Account.Name = 'Initech'``, "The
+    Killers" in ``artist:The Killers``) were mostly said or returned: half of their content-word
+    stems or more, with at least one."""
+    literals = " ".join(next(g for g in m.groups() if g is not None) for m in _QUERY_LITERALS.finditer(value[:2_000]))
+    own = _stems(literals)
+    return bool(own) and 2 * len(own & (_stems(said) | _stems(results))) >= len(own)
 
 
 def _number_stated_for(words: set[str], said: str) -> bool:

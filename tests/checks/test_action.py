@@ -45,3 +45,35 @@ def test_no_sibling_for_the_asked_action_no_finding():
     assert categories("updateMenuItem", "Please add Pad Thai to the menu", [tool("updateMenuItem"), tool("getMenuItem")]) == []
     unrelated = [tool("updateMenuItem"), tool("addCustomerReview")]  # another object
     assert categories("updateMenuItem", "Please add Pad Thai to the menu", unrelated) == []
+
+
+STRIPE = [tool("stripe_create_refund"), tool("stripe_update_refund"), tool("stripe_update_customer"), tool("stripe_list_charges")]
+
+
+def test_a_services_prefix_names_no_object():
+    # "stripe" is every tool's prefix: updating a customer is no wrong way to refund
+    assert categories("stripe_update_customer", "Please refund the latest charge", STRIPE) == []
+    (finding,) = categories("stripe_update_refund", "Please create a refund for the latest charge", STRIPE)
+    assert finding.evidence["better"] == "stripe_create_refund"
+
+
+def test_a_confirmation_approves_the_proposed_step():
+    for reply in ["yes go ahead", "Ok, do it.", "sure, thanks!", "yep"]:
+        assert categories("updateMenuItem", reply) == [], reply
+    assert categories("updateMenuItem", "yes, add Pad Thai to the menu")  # a confirmation that asks for another action
+
+
+def test_verb_like_nouns_and_make_it_do_not_ask_for_an_action():
+    # "her customer record" is a record, not "record this"; "make it spicy" changes the item
+    assert categories("updateMenuItem", "put a note on her customer record that Pad Thai is spicy") == []
+    assert categories("updateMenuItem", "actually make the Pad Thai extra spicy") == []
+    assert categories("updateMenuItem", "make a new Pad Thai item")  # "make a new ..." still creates
+    assert categories("updateMenuItem", "please record a new Pad Thai dish")  # "record" as a verb still creates
+
+
+def test_everyday_update_verbs_and_participles():
+    # "push it to monday" and "escalate it" change the item; "showing" describes, it asks nothing
+    assert categories("updateMenuItem", "push the Pad Thai special to next monday") == []
+    assert categories("updateMenuItem", "the menu showing Pad Thai is wrong, escalate it") == []
+    (finding,) = categories("addMenuItem", "push the Pad Thai special to next monday")  # adding is no way to move it
+    assert finding.evidence["better"] == "updateMenuItem"

@@ -316,7 +316,7 @@ def test_relative_dates_from_a_today_the_user_wrote(value, param, text, derived)
         (70, "duration_minutes", ["took me an hour and five minutes"], False),
         ("JPY", "to_currency", ["how much is 250 euros in yen these days"], True),  # a currency's last name word
         ("EUR", "from_currency", ["how much is 250 euros in yen these days"], True),
-        ("USD", "currency", ["it costs 20 dollars"], False),  # dollars: many currencies'
+        ("AUD", "currency", ["it costs 20 dollars"], False),  # dollars are US dollars unless said otherwise
         ("CNY", "to_currency", ["how much is 250 euros in yen"], False),
         (42, "amount", ["dinner was $126 for the three of us"], True),  # a share of a stated amount
         (320000, "loan_amount", ["a $400,000 house, 30 year fixed at 6.5%", "20%"], True),  # percent in a later message
@@ -432,3 +432,25 @@ def test_a_year_is_read_in_a_bounded_part_of_each_message():
     assert derive("2024-01-01", "start", [(0, "events from 2024 onwards. " + filler)])
     assert derive("2024-01-01", "start", [(0, filler + "events from 2024 onwards")]) is None
     assert derive("2019-01-01", "start", [(0, filler)]) is None  # every 2019 there is the year of a date
+
+
+@pytest.mark.parametrize(
+    ("value", "param", "description", "text", "derived"),
+    [
+        (2550, "amount", "Amount in cents to refund.", "please refund $25.50 on that charge", True),  # a minor unit
+        (9500, "unit_amount", "A positive integer in cents.", "forty-two hours of consulting at ninety-five dollars an hour", True),
+        (2550, "amount", "Amount to refund.", "please refund $25.50 on that charge", False),  # not counted in cents
+        (2551, "amount", "Amount in cents.", "please refund $25.50 on that charge", False),
+        (2550, "amount", "Amount in cents.", "move 25.50 of my loyalty points", False),  # no money said
+        ("usd", "currency", "Three-letter ISO code, lowercase.", "ninety-five dollars an hour", True),  # what "dollars" means
+        ("GBP", "from", "Currency code.", "how much is 250 quid in yen", True),
+        ("CAD", "currency", "Currency code.", "ninety-five dollars an hour", False),
+        ("FR", "country_code", "", "whats the weather in lyon rn? celsius pls", True),  # the country of a city
+        ("US", "country_code", "", "5 day forecast for austin tx, in fahrenheit", True),
+        ("FR", "country_code", "", "have a nice day and thanks", False),  # no place is named
+        ("DE", "country_code", "", "whats the weather in lyon rn?", False),
+        ("FR", "language", "", "whats the weather in lyon rn?", False),  # the parameter takes no country
+    ],
+)
+def test_cents_conventional_currency_names_and_the_country_of_a_city(value, param, description, text, derived):
+    assert (derive(value, param, [(0, text)], description=description) is not None) is derived

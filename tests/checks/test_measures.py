@@ -71,9 +71,11 @@ def test_a_unit_is_derived_from_a_quantity_written_another_way(text: str, value:
         ("Convert 100 US dollars to euros.", "USD", True),
         ("Convert 100 US dollars to euros.", "EUR", True),
         ("How much is 5,000 Japanese yen?", "JPY", True),
-        ("Convert 20 dollars to euros.", "USD", False),  # which dollars? Canadian, Australian...
+        ("Convert 20 dollars to euros.", "USD", True),  # "dollars" as English speakers mean it
+        ("Convert 20 dollars to euros.", "CAD", False),  # Canadian dollars were not said
         ("Convert 100 US dollars to euros.", "GBP", False),
-        ("I paid 30 pounds for it.", "GBP", False),  # sterling, or Egyptian pounds?
+        ("I paid 30 pounds for it.", "GBP", True),  # pounds sterling, as English speakers mean it
+        ("I paid 30 pounds for it.", "EGP", False),  # Egyptian pounds were not said
     ],
 )
 def test_a_currency_code_is_derived_from_its_name(text: str, value: str, derived: bool) -> None:

@@ -190,3 +190,24 @@ def test_a_date_time_is_no_identifier_and_a_title_may_echo_the_request():
     said = "they need the updated pricing sheet, set up a task for Greenleaf Organics"
     assert risk_of("title", [{"type": "string"}], "Send updated pricing sheet to Greenleaf Organics", said).level == "derivable"
     assert risk_of("title", [{"type": "string"}], "Quarterly board meeting agenda", said).level == "ordinary"  # echoes nothing
+
+
+def test_a_query_whose_values_were_said_and_the_apis_own_field_names_are_derivable():
+    from guard.checks.risk import risk_of
+
+    said = "Initech signed their renewal! The CSV export timeout bug in the DATA project is fixed."
+    assert risk_of("query", [{}], "SELECT Id FROM Opportunity WHERE Account.Name = 'Initech'", said).level == "derivable"
+    assert risk_of("jql", [{}], 'project = DATA AND text ~ "CSV export timeout"', said).level == "derivable"
+    assert risk_of("query", [{}], "SELECT Id FROM Opportunity WHERE Account.Name = 'Globex'", said).level == "ordinary"  # never said
+    assert risk_of("fields", [{}], "summary", said).level == "derivable"
+    assert risk_of("sort_by", [{}], "updated_at", said).level == "derivable"
+    assert risk_of("account_number", [{}], "12345678", said).level == "consequential"  # a selector word changes nothing here
+
+
+def test_how_many_results_a_lookup_returns_is_derivable_unless_the_user_said_another():
+    from guard.checks.risk import risk_of
+
+    assert risk_of("per_page", [{"type": "integer"}], 5, "re-run the failed jobs on my PR").level == "derivable"
+    assert risk_of("limit", [{"type": "integer"}], 1, "find Mr. Brightside by The Killers").level == "derivable"
+    assert risk_of("limit", [{"type": "integer"}], 10, "show me the top 5 results, limit 5").level == "ordinary"  # 5 was said
+    assert risk_of("seat_count", [{"type": "integer"}], 3, "book seats for us").level == "ordinary"  # a count is no limit

@@ -157,6 +157,21 @@ def test_reading_something_else_before_acting_is_no_wrong_choice(semantic: Any) 
     assert [f.evidence["better"] for f in selection_check(twin)] == ["add_reminder"]
 
 
+def test_a_services_prefix_is_no_verb_of_the_plan(semantic: Any) -> None:
+    """Tools named after their service ("stripe_search_customers", "stripe_create_refund"): the
+    verb comes after the prefix, so the customer looked up before the refund is still a lookup
+    before acting; a read of the very thing to act on is still judged."""
+    tools = [tool("stripe_search_customers", "Search customers by email.", ("query",), query=""),
+             tool("stripe_create_refund", "Refund a charge.", ("charge",), charge=""),
+             tool("stripe_list_refunds", "List the refunds of an account.", ("limit",), limit=""),
+             tool("stripe_update_customer", "Update a customer's details.", ("customer", "note"), customer="", note="")]
+    asked = "Please refund the most recent charge for jane.doe@example.com, she cancelled within the trial."
+    lookup = _ctx(semantic, tools, {"name": "stripe_search_customers", "args": {"query": "email:'jane.doe@example.com'"}, "id": "1"}, asked)
+    assert selection_check(lookup) == []
+    twin = _ctx(semantic, tools, {"name": "stripe_list_refunds", "args": {"limit": 3}, "id": "2"}, asked)
+    assert [f.evidence["better"] for f in selection_check(twin)] == ["stripe_create_refund"]
+
+
 def test_a_later_step_after_the_better_tool_ran_this_turn_is_not_a_wrong_choice(semantic: Any) -> None:
     """Multi-step: the request is best served by the translation as a whole; once the translation
     ran in this turn, sending its text is the next step of the plan, not a wrong tool. Before it
