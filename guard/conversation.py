@@ -115,7 +115,7 @@ _DAY_MONTH_IN_TEXT = re.compile(
 _YEAR_IN_TEXT = re.compile(r"current year is (\d{4})", re.IGNORECASE)
 
 
-def _stated_date(text: str) -> datetime | None:
+def stated_date(text: str) -> datetime | None:
     """A date a system message states: ISO ("2021-09-27 10:00") or written ("March 13, 2022")."""
     if m := _DATE_IN_TEXT.search(text):
         try:
@@ -152,7 +152,7 @@ def stated_today(text: str) -> datetime | None:
     for m in itertools.islice(_TODAY_IS.finditer(text), 16):  # a message says it once, not thousands of times
         head = m.group(1).lstrip()
         if (_DATE_IN_TEXT.match(head) or _MONTH_DATE_IN_TEXT.match(head) or _DAY_MONTH_IN_TEXT.match(head)) and (
-            stated := _stated_date(head)
+            stated := stated_date(head)
         ) is not None:
             return stated
     return None
@@ -196,7 +196,7 @@ class Conversation:
         for msg in self.messages:
             if msg.role != "system":
                 continue
-            if (stated := _stated_date(msg.content)) is not None:
+            if (stated := stated_date(msg.content)) is not None:
                 return stated
         return datetime.now()
 

@@ -4,7 +4,7 @@ from datetime import datetime
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from guard.conversation import Conversation, _stated_date
+from guard.conversation import Conversation, stated_date
 
 
 def test_reference_time_is_the_date_a_system_message_states():
@@ -14,7 +14,7 @@ def test_reference_time_is_the_date_a_system_message_states():
     assert Conversation.from_messages([("system", "Today is 2021-09-27.")], now=given).reference_time == given
     # a month's abbreviation reads as its full name; a day the month has not is no date
     assert Conversation.from_messages([("system", "Today is Sept. 3rd, 2024.")]).reference_time == datetime(2024, 9, 3)
-    assert _stated_date("Today is Feb 30, 2024.") is None
+    assert stated_date("Today is Feb 30, 2024.") is None
 
 
 def test_langchain_openai_and_tuple_messages_read_the_same():

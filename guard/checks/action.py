@@ -42,7 +42,7 @@ def _stems(words: str) -> frozenset[str]:
 _KINDS: dict[str, frozenset[str]] = {
     "read": _stems("get query search find list retrieve fetch view show lookup read browse check display track analyze"),
     "create": _stems("add create record register book schedule insert post submit log new generate make"),
-    "update": _stems("update modify change edit adjust set move reschedule rename replace push postpone delay mark bump escalate reassign"),
+    "update": _stems("update modify change edit adjust set move reschedule rename replace push postpone delay mark bump escalate reassign ack acknowledge resolve snooze"),
     "delete": _stems("delete remove cancel drop clear erase unregister"),
 }
 #: Words that say a request reads without a verb of its own ("what is", "how many").

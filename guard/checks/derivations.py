@@ -27,12 +27,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from datetime import date
+from datetime import date, datetime, timezone
 
 from dateutil.relativedelta import relativedelta
 
 from guard.checks import measures
-from guard.conversation import stated_today
+from guard.conversation import stated_date, stated_today
 from guard.lexicon import MONTH_NUMBER, MONTHS, STOPWORDS, WEEKDAYS
 from guard.normalise import (
     normalise_text,
@@ -168,20 +168,21 @@ def _none_is_zero(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
-#: Digits written in groups: "6012 3344 8890", "9400-1118-9956", "4400.1122".
-_DIGIT_GROUPS = re.compile(r"(?<![\w.-])\d{2,}(?:[ .-]\d{2,}){1,7}(?![\w-]|\.\d)")
+#: A number written in groups: "6012 3344 8890", "9400-1118-9956", an IBAN "DE89 3704 0044 0532".
+_DIGIT_GROUPS = re.compile(r"(?<![\w.-])[A-Za-z]{0,2}\d{2,}(?:[ .-]\d{2,}){1,8}(?![\w-]|\.\d)")
 
 
 def _grouped_digits(value: object, ctx: Context) -> Derivation | None:
-    """``member_number: "601233448890"`` from "card no. 6012 3344 8890": a number the user wrote
-    in groups (a card, an account, a tracking number), its digits run together."""
+    """``member_number: "601233448890"`` from "card no. 6012 3344 8890", ``"DE8937040044..."``
+    from "IBAN DE89 3704 0044 ...": a number the user wrote in groups (a card, an account, a
+    tracking number), run together."""
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
-    if not isinstance(value, str) or not re.fullmatch(r"\d{6,40}", value.strip()):
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z]{0,2}\d{6,40}", value.strip()):
         return None
     for index, text in ctx.said:
         for found in itertools.islice(_DIGIT_GROUPS.finditer(text[:_READ]), 32):
-            if re.sub(r"\D", "", found.group(0)) == value.strip():
+            if re.sub(r"[ .-]", "", found.group(0)).upper() == value.strip().upper():
                 return index, f"{found.group(0)} -> {value}"
     return None
 
@@ -498,6 +499,77 @@ def _times_per_period(value: object, ctx: Context) -> Derivation | None:
             count = _HOW_OFTEN.get(said) or parse_number(said.removesuffix(" times").removesuffix("x"))
             if count == value and words & _PERIOD_WORDS[found[2].lower()]:
                 return index, f"{found.group(0)} -> {value}"
+    return None
+
+
+def _epoch_seconds(value: object, ctx: Context) -> Derivation | None:
+    """``from: 1714521600`` from "May 1st 2024 ... midnight UTC": a Unix timestamp (seconds, or
+    milliseconds) of a date and time the user said, read as UTC."""
+    if isinstance(value, str) and re.fullmatch(r"\d{10}|\d{13}", value.strip()):
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool):
+        return None
+    seconds = value / 1000 if 10**12 <= value < 10**13 else value
+    if not 10**9 <= seconds < 4 * 10**9:
+        return None
+    moment = datetime.fromtimestamp(seconds, tz=timezone.utc)
+    patterns = temporal_patterns(moment.strftime("%Y-%m-%dT%H:%M:%S"), moment.date())
+    if patterns is None or patterns.date is None:
+        return None
+    for index, text in ctx.normalised:
+        text = text[:_READ]
+        if not (day := patterns.date.search(text)):
+            continue
+        if patterns.time is None:  # midnight: the start of the day said
+            return index, f"{day.group(0).strip()} 00:00 UTC -> {value}"
+        if clock := patterns.time.search(text):
+            return index, f"{day.group(0).strip()} {clock.group(0).strip()} UTC -> {value}"
+    return None
+
+
+#: The time of day a message says it is now: "it's 9:10am", "it's 14:05 UTC", "the time is 3:40 pm".
+_NOW_IS = re.compile(
+    r"\b(?:it'?s|it is|now is|time is|right now)\s+(?:about\s+|now\s+)?(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?(?!\s*(?:of|days?|weeks?|months?|years?|people)\b)",
+    re.IGNORECASE,
+)
+#: A span of time from now: "in 20 min", "in 2 hours", "for the next 2 hours", "45 minutes from now".
+_FROM_NOW = re.compile(
+    r"\b(?:in|for the next|within)\s+(\d{1,3}|an?|[a-z]+)\s*(min(?:ute)?s?|h(?:ou)?rs?|hours?)\b"
+    r"|\b(\d{1,3})\s*(min(?:ute)?s?|h(?:ou)?rs?|hours?)\s+from now\b"
+    r"|\b(?:the\s+)?(?:last|past|previous)\s+(?:(\d{1,3}|[a-z]+)\s+)?(min(?:ute)?s?|h(?:ou)?rs?|hours?)\b",  # back from now
+    re.IGNORECASE,
+)
+
+
+def _from_stated_now(value: object, ctx: Context) -> Derivation | None:
+    """``remind_at: 2024-11-12T09:30`` from "It's 9:10am on Tuesday 12 Nov 2024 ... remind me in
+    20 min": a span of time from the clock time and the date the user said it is now (the time
+    zone offset the model writes is not judged)."""
+    if isinstance(value, int) and not isinstance(value, bool) and 10**9 <= value < 4 * 10**9:  # a Unix timestamp
+        target = datetime.fromtimestamp(value, tz=timezone.utc).replace(tzinfo=None)
+    else:
+        parsed = parse_temporal(value.strip()) if isinstance(value, str) else None
+        if parsed is None or parsed.date is None or parsed.time is None:
+            return None
+        target = datetime.combine(parsed.date, parsed.time)
+    for index, text in ctx.said:
+        text = text[:_READ]
+        if (clock := _NOW_IS.search(text)) is None or (day := stated_date(text)) is None:
+            continue
+        hour, minute, half = int(clock[1]), int(clock[2] or 0), (clock[3] or "").lower()[:1]
+        if hour > 23 or minute > 59 or (half and not 1 <= hour <= 12):
+            continue
+        hour = hour % 12 + (12 if half == "p" else 0) if half else hour
+        now = day.replace(hour=hour, minute=minute, second=0, microsecond=0)
+        for span in itertools.islice(_FROM_NOW.finditer(text), _MAX_SPANS):
+            amount, unit = next((span[i], span[i + 1]) for i in (1, 3, 5) if span[i + 1])
+            count = 1 if not amount or amount.lower() in ("a", "an", "the") else parse_number(amount)
+            if not isinstance(count, (int, float)):
+                continue
+            step = relativedelta(minutes=count) if unit.lower().startswith("m") else relativedelta(hours=count)
+            back = span[5] is not None or span[6] is not None
+            if (now - step if back else now + step) == target:
+                return index, f"{clock.group(0).strip()} {'-' if back else '+'} {span.group(0).strip()} -> {value}"
     return None
 
 
@@ -917,6 +989,8 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _stated_today,
     _day_of_stated_month,
     _clock_number,
+    _epoch_seconds,
+    _from_stated_now,
     _calendar_period,
     _stay_end,
     _web_address,

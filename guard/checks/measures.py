@@ -39,6 +39,7 @@ import itertools
 import math
 import re
 import threading
+import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -93,6 +94,9 @@ _SPELLED = (
     (re.compile(r"°\s*c\b|\bdeg(?:rees?)?\s+c(?:elsius|entigrade)?\b", re.IGNORECASE), "degC"),
     (re.compile(r"°\s*f\b|\bdeg(?:rees?)?\s+f(?:ahrenheit)?\b", re.IGNORECASE), "degF"),
     (re.compile(r"\bdeg(?:rees?)?\s+k(?:elvin)?\b", re.IGNORECASE), "kelvin"),
+    # "68 F", "20C": a capital F or C alone after a number is a temperature, not farads or coulombs
+    (re.compile(r"^F$"), "degF"),
+    (re.compile(r"^C$"), "degC"),
 )
 _SUPERSCRIPTS = str.maketrans({"²": "^2", "³": "^3", "·": "*", "µ": "u", "μ": "u"})
 #: A number (digits, or one or two words) and the one to three words after it, where its unit is.
@@ -266,6 +270,8 @@ def _targets(ctx: Context) -> list[Any]:
 def _named_units(name_words: tuple[str, ...], description: str) -> list[Any]:
     units: list[Any] = []
     words = [w for w in name_words[:_DESCRIBED_WORDS] if w not in STOPWORDS]
+    if {"temp", "temperature"} & set(words):  # "target_temp_c": degrees Celsius, not the speed of light
+        words = [{"c": "degC", "f": "degF"}.get(w, w) for w in words]
     described = [w for w in re.findall(r"[^\W\d_][\w/^²³]*", description) if len(w) > 1 and w.casefold() not in STOPWORDS]
     described = described[:_DESCRIBED_WORDS]
     for group in (words, described):
@@ -512,26 +518,31 @@ def airport_code(value: object, ctx: Context) -> Derivation | None:
 
 
 @_once
-def _place_countries() -> dict[str, str]:
+def _place_countries() -> dict[str, tuple[str, bool]]:
     """Normalised names of cities (``airportsdata``: the cities airports serve) and of states,
-    provinces and regions (``pycountry``) -> the ISO 3166-1 alpha-2 code of their country, for the
-    names that belong to one country only."""
+    provinces and regions (``pycountry``) -> the ISO 3166-1 alpha-2 code of their country and
+    whether the name is a region's, for the names that belong to one country only."""
     import airportsdata
 
     found: dict[str, set[str]] = {}
+    regions: set[str] = set()
     for airport in airportsdata.load("IATA").values():
         if (city := normalise_text(airport.get("city") or "")) and airport.get("country"):
             found.setdefault(city, set()).add(airport["country"])
     for sub in pycountry.subdivisions:
-        found.setdefault(normalise_text(sub.name), set()).add(sub.country_code)
-    return {name: next(iter(c)) for name, c in found.items() if len(c) == 1 and len(name) >= 4 and name not in STOPWORDS}
+        name = normalise_text(sub.name)
+        found.setdefault(name, set()).add(sub.country_code)
+        regions.add(name)
+    countries = _country_names()  # "Georgia" is a state and a country: it says neither
+    return {name: (next(iter(c)), name in regions) for name, c in found.items()
+            if len(c) == 1 and len(name) >= 4 and name not in STOPWORDS and name not in countries}
 
 
 def country_of_place(value: object, ctx: Context) -> Derivation | None:
     """``country_code: "FR"`` from "the weather in lyon", ``"US"`` from "austin tx": the country of
     a city or a state the user named, for a parameter that takes a country."""
-    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z]{2,3}", value.strip()) or "country" not in ctx.words:
-        return None
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z]{2,3}", value.strip()) or not {"country", "region"} & set(ctx.words):
+        return None  # a geocoder's "region" is a country code too
     country = pycountry.countries.get(alpha_2=value.strip().upper()) or pycountry.countries.get(alpha_3=value.strip().upper())
     if country is None:
         return None
@@ -541,8 +552,10 @@ def country_of_place(value: object, ctx: Context) -> Derivation | None:
         for n in (3, 2, 1):
             for i in range(1, len(words) - n + 1):
                 name = " ".join(words[i : i + n])
-                # a place is named after "in", "to", "for" ("the weather in lyon"); "a nice day" names none
-                if places.get(name) == country.alpha_2 and words[i - 1] in _PLACE_CUES:
+                # a city is named after "in", "to", "for" ("the weather in lyon": "a nice day" names
+                # none); a state or region by its name alone ("Boulder, Colorado 80302")
+                code, region = places.get(name, ("", False))
+                if code == country.alpha_2 and (region or words[i - 1] in _PLACE_CUES):
                     return index, f"{words[i - 1]} {name} -> {value}"
     return None
 
@@ -673,10 +686,22 @@ def phone_number(value: object, ctx: Context) -> Derivation | None:
         return None
     region = phonenumbers.region_code_for_number(number) or "US"
     for index, text in ctx.said:
-        for raw, code, national in _phones_in(text[:_CACHED_TEXT], region):
+        for raw, code, national in _phones_in(_digits_spelled(text[:_CACHED_TEXT]), region):
             if (code, national) == (number.country_code, number.national_number):
                 return index, f"{raw} -> {value}"
     return None
+
+
+_DIGIT_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
+                "six": "6", "seven": "7", "eight": "8", "nine": "9", "plus": "+"}
+#: Five or more digits spelt out one by one ("plus two three three two four four ..."), as a
+#: number is dictated.
+_SPELLED_DIGITS = re.compile(r"\b(?:(?:" + "|".join(_DIGIT_WORDS) + r")[\s,-]+){4,}(?:" + "|".join(_DIGIT_WORDS) + r")\b", re.IGNORECASE)
+
+
+def _digits_spelled(text: str) -> str:
+    """A text with its dictated numbers written in digits ("plus two three three" -> "+233")."""
+    return _SPELLED_DIGITS.sub(lambda m: "".join(_DIGIT_WORDS[w.lower()] for w in re.findall(r"[a-z]+", m.group(0), re.IGNORECASE)), text)
 
 
 @lru_cache(maxsize=512)
@@ -757,13 +782,18 @@ def time_zone(value: object, ctx: Context) -> Derivation | None:
     """``timezone: "Asia/Tokyo"`` from "in Tokyo": the IANA zone named for a city the user named."""
     if not isinstance(value, str) or "/" not in value or value.strip() not in _zones():
         return None
-    city = normalise_text(value.strip().rsplit("/", 1)[1].replace("_", " "))
+    city = _folded(normalise_text(value.strip().rsplit("/", 1)[1].replace("_", " ")))
     if not city:
         return None
     for index, text in ctx.normalised:
-        if f" {city} " in text:
+        if f" {city} " in _folded(text[:_CACHED_TEXT]):  # "São Paulo" for America/Sao_Paulo
             return index, f"{city} -> {value}"
     return None
+
+
+def _folded(text: str) -> str:
+    """A text without its accents ("são paulo" -> "sao paulo")."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
 # --- periods a year ---------------------------------------------------------------------------------

@@ -65,7 +65,7 @@ _DESCRIPTIVE_WORDS = frozenset(
     behavior behaviors behaviour behaviours goal goals objective objectives analysis criteria
     feedback preferences preference interests context situation concerns
     question questions query prompt instruction instructions
-    subject body message caption text title headline
+    subject body message caption text title headline memo term terms keyword keywords
     """.split()
 )
 
@@ -74,7 +74,7 @@ _DESCRIPTIVE_WORDS = frozenset(
 _QUERY_WORDS = frozenset({"query", "q", "jql", "soql", "sql", "cql", "kql", "lucene", "filter", "search", "expression", "where"})
 #: Parameter words naming the API's own fields or sort keys: they shape an answer and carry no
 #: value of the user's ("fields": ["summary", "status"], "propertyName": "email").
-_SELECTOR_WORDS = frozenset({"fields", "field", "properties", "property", "select", "expand", "include", "columns", "attributes", "sort"})
+_SELECTOR_WORDS = frozenset({"fields", "properties", "select", "expand", "include", "columns", "attributes", "sort"})
 #: The values a query searches for: quoted phrases, and what stands after an operator.
 _QUERY_LITERALS = re.compile(r"'([^']{1,200})'|\"([^\"]{1,200})\"|(?:[:=~<>]|\blike\b)\s*([^\s'\")(,]+(?:\s+[A-Z][\w.]*)*)", re.IGNORECASE)
 
@@ -115,7 +115,9 @@ def risk_of(name: str, schemas: Iterable[dict[str, Any]], value: Any, said: str 
         return Risk("derivable", "descriptive text in the model's words, echoing what was said or returned")
     if isinstance(value, str) and words & _QUERY_WORDS and _literals_said(value, said, results):
         return Risk("derivable", "a query in the tool's own syntax whose values were said or returned")
-    if isinstance(value, str) and (words & _SELECTOR_WORDS or {"order", "by"} <= words) and len(value) <= 64:
+    if isinstance(value, str) and len(value) <= 64 and (
+        words & _SELECTOR_WORDS or {"order", "by"} <= words or {"property", "name"} <= words or {"field", "name"} <= words
+    ):  # "fields", "sort_by", "propertyName"; not "field" ("field of study") nor "property_type"
         return Risk("derivable", "the name of one of the API's own fields: it shapes the answer and carries no user data")
     return Risk("ordinary", "a value the user would normally state")
 

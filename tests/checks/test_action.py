@@ -77,3 +77,8 @@ def test_everyday_update_verbs_and_participles():
     assert categories("updateMenuItem", "the menu showing Pad Thai is wrong, escalate it") == []
     (finding,) = categories("addMenuItem", "push the Pad Thai special to next monday")  # adding is no way to move it
     assert finding.evidence["better"] == "updateMenuItem"
+
+
+def test_acknowledging_or_resolving_is_an_update():
+    assert categories("updateMenuItem", "if the Pad Thai alert fired, ack it") == []
+    assert categories("updateMenuItem", "resolve the Pad Thai item issue") == []

@@ -450,7 +450,86 @@ def test_a_year_is_read_in_a_bounded_part_of_each_message():
         ("FR", "country_code", "", "have a nice day and thanks", False),  # no place is named
         ("DE", "country_code", "", "whats the weather in lyon rn?", False),
         ("FR", "language", "", "whats the weather in lyon rn?", False),  # the parameter takes no country
+        ("US", "country_code", "", "ship it to 820 Elm Street, Boulder, Colorado 80302", True),  # a state needs no "in"
+        ("US", "country_code", "", "a box of georgia peaches", False),  # Georgia is a state and a country
     ],
 )
 def test_cents_conventional_currency_names_and_the_country_of_a_city(value, param, description, text, derived):
     assert (derive(value, param, [(0, text)], description=description) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "param", "text", "derived"),
+    [
+        ("DE89370400440532013000", "to_iban", "My landlord's IBAN is DE89 3704 0044 0532 0130 00", True),  # an IBAN in groups
+        ("DE89370400440532013001", "to_iban", "My landlord's IBAN is DE89 3704 0044 0532 0130 00", False),
+        (1714521600, "from", "cpu on web-03 for May 1st 2024 between midnight and 6am UTC", True),  # a Unix timestamp
+        (1714543200, "to", "cpu on web-03 for May 1st 2024 between midnight and 6am UTC", True),
+        (1714543200000, "to", "cpu on web-03 for May 1st 2024 between midnight and 6am UTC", True),  # in milliseconds
+        (1714546800, "to", "cpu on web-03 for May 1st 2024 between midnight and 6am UTC", False),  # 7am was not said
+        (1714521600, "from", "cpu on web-03 for May 2nd 2024 at midnight", False),  # another day
+    ],
+)
+def test_grouped_account_numbers_and_unix_timestamps(value, param, text, derived):
+    assert (derive(value, param, [(0, text)]) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "param", "text", "derived"),
+    [
+        (20, "target_temp_c", "set the living room to 68 F and put it on heat", True),  # F alone is Fahrenheit
+        (20, "target_temp_c", "set the living room to 68F", True),
+        (21, "target_temp_c", "set the living room to 68 F", False),
+        (20, "target_temp_c", "set the living room to 68 degrees", False),  # which degrees was not said
+    ],
+)
+def test_a_capital_f_or_c_after_a_number_is_a_temperature(value, param, text, derived):
+    assert (derive(value, param, [(0, text)]) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "derived"),
+    [
+        ("2024-11-12T09:30:00+00:00", "It's 9:10am on Tuesday 12 Nov 2024 here in London. remind me in 20 min", True),
+        ("2024-05-16T17:40:00-07:00", "take the laundry out in 2 hours. it's 3:40pm right now, Thursday, May 16 2024", True),
+        ("2025-05-14T16:05:00Z", "silence it for the next 2 hours. It's 14:05 UTC on 2025-05-14 right now.", True),
+        ("2024-11-12T09:40:00+00:00", "It's 9:10am on Tuesday 12 Nov 2024 here in London. remind me in 20 min", False),  # 30 min
+        ("2024-11-12T09:30:00+00:00", "remind me in 20 min", False),  # no clock said
+        ("2024-11-12T09:30:00", "we are 4 of us on Tuesday 12 Nov 2024, remind me in 20 min", False),  # "4 of us" is no clock
+    ],
+)
+def test_a_span_of_time_from_the_clock_the_user_stated(value, text, derived):
+    assert (derive(value, "remind_at", [(0, text)]) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "derived"),
+    [
+        ("+233244123456", "add contact kwame phone plus two three three two four four one two three four five six", True),
+        ("+14155550199", "call me on four one five five five five zero one nine nine", True),
+        ("+233244123457", "add contact kwame phone plus two three three two four four one two three four five six", False),
+        ("+14155550199", "one or two of the five people at nine", False),  # no number dictated digit by digit
+    ],
+)
+def test_a_phone_number_dictated_digit_by_digit(value, text, derived):
+    assert (derive(value, "phone", [(0, text)]) is not None) is derived
+
+
+def test_a_time_zone_for_a_city_written_with_its_accents():
+    said = [(0, "If it's 3pm on 10 Jan 2025 in Sydney, what time is it in São Paulo?")]
+    assert derive("America/Sao_Paulo", "to_timezone", said) is not None
+    assert derive("America/Bogota", "to_timezone", said) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "param", "text", "derived"),
+    [
+        (1716297600, "from", "it's 14:20 UTC on 2024-05-21. check the metric for the last hour", True),  # back from now
+        ("2024-11-12T08:40:00", "since", "It's 9:10am on Tuesday 12 Nov 2024. errors in the last 30 minutes?", True),
+        ("2024-11-12T08:30:00", "since", "It's 9:10am on Tuesday 12 Nov 2024. errors in the last 30 minutes?", False),
+        ("PT", "region", "I'm staying at Rua Augusta 120 in Lisbon for a few days", True),  # a geocoder's region code
+        ("ES", "region", "I'm staying at Rua Augusta 120 in Lisbon for a few days", False),
+    ],
+)
+def test_spans_back_from_the_stated_clock_and_a_region_code(value, param, text, derived):
+    assert (derive(value, param, [(0, text)]) is not None) is derived

@@ -202,6 +202,9 @@ def test_a_query_whose_values_were_said_and_the_apis_own_field_names_are_derivab
     assert risk_of("fields", [{}], "summary", said).level == "derivable"
     assert risk_of("sort_by", [{}], "updated_at", said).level == "derivable"
     assert risk_of("account_number", [{}], "12345678", said).level == "consequential"  # a selector word changes nothing here
+    assert risk_of("propertyName", [{}], "email", said).level == "derivable"
+    assert risk_of("property_type", [{}], "condo", said).level == "ordinary"  # the user's choice, no field name
+    assert risk_of("field", [{}], "medicine", said).level == "ordinary"
 
 
 def test_how_many_results_a_lookup_returns_is_derivable_unless_the_user_said_another():
@@ -211,3 +214,12 @@ def test_how_many_results_a_lookup_returns_is_derivable_unless_the_user_said_ano
     assert risk_of("limit", [{"type": "integer"}], 1, "find Mr. Brightside by The Killers").level == "derivable"
     assert risk_of("limit", [{"type": "integer"}], 10, "show me the top 5 results, limit 5").level == "ordinary"  # 5 was said
     assert risk_of("seat_count", [{"type": "integer"}], 3, "book seats for us").level == "ordinary"  # a count is no limit
+
+
+def test_a_memo_or_a_search_term_that_echoes_the_request_is_derivable():
+    from guard.checks.risk import risk_of
+
+    said = "rent (1,450) comes out on the 1st. Find a well-rated Ethiopian place in Washington DC"
+    assert risk_of("memo", [{}], "Top-up for rent", said).level == "derivable"
+    assert risk_of("term", [{}], "Ethiopian restaurant", said).level == "derivable"
+    assert risk_of("memo", [{}], "Birthday gift for Anna", said).level == "ordinary"  # echoes nothing said
