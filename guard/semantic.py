@@ -946,7 +946,8 @@ def selection_check(ctx: Any) -> list[Finding]:
     ahead = [ctx.registry.get(n) for j, n in enumerate(tools.names) if rows[part, j] > rows[part, me] and n not in done]
     if _lookup(ctx.spec, prefix) and any(spec is not None and _feeds(ctx.spec, spec, prefix) for spec in ahead):
         return []
-    if _lookup(ctx.spec, prefix) and _acts(better, prefix) and not _nouns(ctx.spec, prefix) & _nouns(better, prefix):
+    acted_on = _nouns(better, prefix) | {_noun(w) for w in _verb_first(better, prefix)[:1]}  # "refill_prescription": a refill too
+    if _lookup(ctx.spec, prefix) and _acts(better, prefix) and not _nouns(ctx.spec, prefix) & acted_on:
         # reading something else before acting (the customer's account before the e-mail to
         # them); a read of the very thing to act on (QueryReminder for AddReminder) stays judged
         return []
@@ -972,9 +973,20 @@ def _service_prefix(registry: ToolRegistry) -> str | None:
 
 
 def _words(spec: ToolSpec, prefix: str | None = None) -> list[str]:
-    """A tool name's words, the service's prefix left out."""
+    """A tool name's words, the service's prefix every tool shares left out."""
     words = name_words(spec.name).split()
     return words[1:] if prefix and words[:1] == [prefix] and len(words) > 1 else words
+
+
+def _verb_first(spec: ToolSpec, prefix: str | None = None) -> list[str]:
+    """A tool name's words from its verb on, when a first word that is no verb stands before it
+    ("yelp_search_businesses", "gmail_send"): what the name says the tool does."""
+    words = _words(spec, prefix)
+    return words[1:] if len(words) > 1 and _is_verb(words[1]) and not _is_verb(words[0]) else words
+
+
+def _is_verb(word: str) -> bool:
+    return word in _VERBS or word in _ACTION_VERBS
 
 
 def _reads_context(spec: ToolSpec, args: Any, prefix: str | None = None) -> bool:
@@ -987,25 +999,31 @@ def _reads_context(spec: ToolSpec, args: Any, prefix: str | None = None) -> bool
 
 _ACTION_VERBS = frozenset(
     """add book buy cancel change close create delete draft edit email file make modify move open order pay place post
-    purchase register remove reschedule reserve schedule scale send set share submit transfer update upload write""".split()
+    purchase register remove reschedule reserve schedule scale send set share submit transfer update upload write
+    refund reply respond invite assign approve reject archive publish notify subscribe unsubscribe merge deploy restart
+    resize attach enroll renew refill ship""".split()
 )
 
 
 def _acts(spec: ToolSpec, prefix: str | None = None) -> bool:
     """Whether a tool's name says it acts (book, send, create, …)."""
-    words = _words(spec, prefix)
+    words = _verb_first(spec, prefix)
     return bool(words) and words[0] in _ACTION_VERBS
 
 
 def _nouns(spec: ToolSpec, prefix: str | None = None) -> set[str]:
-    """What a tool's name says it deals in: its words past the verb, singular stems."""
-    return {_noun(w) for w in _words(spec, prefix) if w not in _VERBS and w not in _ACTION_VERBS and w not in GRAMMAR_WORDS}
+    """What a tool's name says it deals in: its words past the verb (and past a vendor's word
+    before it), singular stems ("refund" is create_refund's noun, not its verb)."""
+    words = _verb_first(spec, prefix)
+    if words and _is_verb(words[0]):
+        words = words[1:]
+    return {_noun(w) for w in words if w not in _VERBS and w not in GRAMMAR_WORDS}
 
 
 def _lookup(spec: ToolSpec, prefix: str | None = None) -> bool:
     """Whether a tool's name says it reads (get, search, list, …) rather than acts: a producer
     that makes something (``create_playlist``, ``generate_report``) is no lookup."""
-    words = _words(spec, prefix)
+    words = _verb_first(spec, prefix)
     return bool(words) and words[0] in _VERBS and words[0] not in _MAKING_VERBS
 
 
@@ -1028,7 +1046,7 @@ def _selection_texts(conversation: Conversation) -> list[str]:
     return [_request_text(t) for t in _selection_parts(users)] if users else []
 
 
-_VERBS = frozenset(["get", "query", "fetch", "retrieve", "search", "find", "list", "lookup", "look", "check", "read", "load", "request", "obtain", "describe", "generate", "create"])
+_VERBS = frozenset(["get", "query", "fetch", "retrieve", "search", "find", "list", "lookup", "look", "check", "read", "load", "request", "obtain", "describe", "geocode", "view", "browse", "generate", "create"])
 
 
 #: Verbs of ``_VERBS`` that make something new: such a tool produces what a later step needs,

@@ -172,6 +172,25 @@ def test_a_services_prefix_is_no_verb_of_the_plan(semantic: Any) -> None:
     assert [f.evidence["better"] for f in selection_check(twin)] == ["stripe_create_refund"]
 
 
+def test_a_vendor_word_before_the_verb_and_everyday_action_verbs(semantic: Any) -> None:
+    """"yelp_search_businesses" searches and "bookTable" books, though no prefix is shared by every
+    tool; "pharmacy_refill_prescription" acts ("refill"), so checking the stock before it is a
+    lookup before acting. Listing the very refills asked for is still judged."""
+    tools = [tool("yelp_search_businesses", "Search businesses by term and location.", ("term",), term=""),
+             tool("bookTable", "Book a table at a restaurant.", ("business_id", "time"), business_id="", time=""),
+             tool("pharmacy_check_stock", "Check whether a store has a medicine in stock.", ("drug",), drug=""),
+             tool("pharmacy_refill_prescription", "Refill a prescription for pickup at a store.", ("rx_number",), rx_number=""),
+             tool("pharmacy_list_refills", "List past prescription refills.", ("limit",), limit="")]
+    dinner = "Find a well-rated Ethiopian place in Washington DC and book it for 6 this Saturday at 8pm."
+    search = _ctx(semantic, tools, {"name": "yelp_search_businesses", "args": {"term": "Ethiopian"}, "id": "1"}, dinner)
+    assert selection_check(search) == []
+    refill = "Refill my blood pressure medicine for pickup tomorrow at the store on 5th Ave."
+    stock = _ctx(semantic, tools, {"name": "pharmacy_check_stock", "args": {"drug": "lisinopril"}, "id": "2"}, refill)
+    assert selection_check(stock) == []
+    listed = _ctx(semantic, tools, {"name": "pharmacy_list_refills", "args": {"limit": 3}, "id": "3"}, refill)
+    assert [f.evidence["better"] for f in selection_check(listed)] == ["pharmacy_refill_prescription"]
+
+
 def test_a_later_step_after_the_better_tool_ran_this_turn_is_not_a_wrong_choice(semantic: Any) -> None:
     """Multi-step: the request is best served by the translation as a whole; once the translation
     ran in this turn, sending its text is the next step of the plan, not a wrong tool. Before it
