@@ -168,8 +168,9 @@ def _none_is_zero(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
-#: A number written in groups: "6012 3344 8890", "9400-1118-9956", an IBAN "DE89 3704 0044 0532".
-_DIGIT_GROUPS = re.compile(r"(?<![\w.-])[A-Za-z]{0,2}\d{2,}(?:[ .-]\d{2,}){1,8}(?![\w-]|\.\d)")
+#: A number written in groups: "6012 3344 8890", "9400-1118-9956", an IBAN "DE89 3704 0044 0532",
+#: an ISBN "978-0-14-143951-8".
+_DIGIT_GROUPS = re.compile(r"(?<![\w.-])[A-Za-z]{0,2}\d+(?:[ .-]\d+){1,8}(?![\w-]|\.\d)")
 
 
 def _grouped_digits(value: object, ctx: Context) -> Derivation | None:

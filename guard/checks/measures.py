@@ -286,7 +286,10 @@ def _conversions(q: Quantity, targets: Iterable[Any]) -> Iterable[tuple[float, s
     registry = _registry()
     quantity = registry.Quantity(q.magnitude, q.unit)
     for target in targets:
-        if target.dimensionality == q.unit.dimensionality:
+        if q.unit == registry.ounce and target.dimensionality == registry.liter.dimensionality:
+            # "a 4 oz bottle" of a liquid, asked in ml: fluid ounces
+            yield registry.Quantity(q.magnitude, registry.fluid_ounce).to(target).magnitude, f"{target:~}"
+        elif target.dimensionality == q.unit.dimensionality:
             try:
                 yield quantity.to(target).magnitude, f"{target:~}"
             except Exception:

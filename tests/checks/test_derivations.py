@@ -463,6 +463,8 @@ def test_cents_conventional_currency_names_and_the_country_of_a_city(value, para
     [
         ("DE89370400440532013000", "to_iban", "My landlord's IBAN is DE89 3704 0044 0532 0130 00", True),  # an IBAN in groups
         ("DE89370400440532013001", "to_iban", "My landlord's IBAN is DE89 3704 0044 0532 0130 00", False),
+        ("9780141439518", "isbn", "can u put a hold on ISBN 978-0-14-143951-8 at the Eastside branch", True),
+        ("9780141439519", "isbn", "can u put a hold on ISBN 978-0-14-143951-8 at the Eastside branch", False),
         (1714521600, "from", "cpu on web-03 for May 1st 2024 between midnight and 6am UTC", True),  # a Unix timestamp
         (1714543200, "to", "cpu on web-03 for May 1st 2024 between midnight and 6am UTC", True),
         (1714543200000, "to", "cpu on web-03 for May 1st 2024 between midnight and 6am UTC", True),  # in milliseconds
@@ -533,3 +535,9 @@ def test_a_time_zone_for_a_city_written_with_its_accents():
 )
 def test_spans_back_from_the_stated_clock_and_a_region_code(value, param, text, derived):
     assert (derive(value, param, [(0, text)]) is not None) is derived
+
+
+def test_ounces_of_a_liquid_asked_in_millilitres_are_fluid_ounces():
+    said = [(0, "baby had a bottle 4 oz at 3:10 am")]
+    assert derive(118, "amount_ml", said) is not None  # 4 US fluid ounces: 118.3 ml
+    assert derive(120, "amount_ml", said) is None
