@@ -145,6 +145,29 @@ _TODAY_IS = re.compile(
 )
 
 
+#: The time of day a message says it is now: "it's 9:10am", "it's 14:05 UTC", "the time is 3:40 pm".
+_NOW_IS = re.compile(
+    r"\b(?:it'?s|it is|now is|time is|right now)\s+(?:about\s+|now\s+)?(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?"
+    r"(?!\s*(?:of|days?|weeks?|months?|years?|people)\b)",
+    re.IGNORECASE,
+)
+
+
+@lru_cache(maxsize=64)
+def stated_now(text: str) -> tuple[datetime, str] | None:
+    """The moment a message says it is now, with the words that say its time: a clock time
+    ("it's 9:10am", "it's 14:05 UTC") and a date written in the same message ("on Tuesday 12
+    Nov 2024"); None when either is missing. Read in the message's first 4,096 characters."""
+    text = text[:4_096]
+    if (clock := _NOW_IS.search(text)) is None or (day := stated_date(text)) is None:
+        return None
+    hour, minute, half = int(clock[1]), int(clock[2] or 0), (clock[3] or "").lower()[:1]
+    if hour > 23 or minute > 59 or (half and not 1 <= hour <= 12):
+        return None
+    hour = hour % 12 + (12 if half == "p" else 0) if half else hour
+    return day.replace(hour=hour, minute=minute, second=0, microsecond=0), clock.group(0).strip()
+
+
 @lru_cache(maxsize=64)  # read once per message, however many values and rules ask
 def stated_today(text: str) -> datetime | None:
     """The date a message gives as today ("Today is Wednesday, May 7, 2025."), or None: the one

@@ -68,7 +68,7 @@ except ImportError as exc:  # pragma: no cover - numpy comes with the extra's to
     raise ImportError(f"guard.semantic needs numpy: {install_hint('semantic')}") from exc
 
 from guard.checks.grounding import GroundingMatch, SemanticSkip
-from guard.checks.measures import language_names
+from guard.checks.measures import currency_names, language_names
 from guard.checks.relevance import STOPWORDS, ToolScore, split_request, stem
 from guard.checks.relevance import rank_tools as lexical_rank
 from guard.conversation import Conversation
@@ -444,13 +444,6 @@ def tool_text(spec: ToolSpec) -> str:
 
 # --- the code table: aliases that are knowledge, not similarity -----------------------------------
 
-_CURRENCIES = {
-    "usd": "dollar dollars us dollar", "eur": "euro euros", "gbp": "pound pounds sterling", "jpy": "yen",
-    "cny": "yuan renminbi rmb", "inr": "rupee rupees", "cad": "canadian dollar", "aud": "australian dollar",
-    "chf": "swiss franc francs", "krw": "won", "mxn": "peso pesos mexican peso", "brl": "real reais",
-    "rub": "ruble rubles rouble", "sek": "swedish krona", "nok": "norwegian krone", "sgd": "singapore dollar",
-    "hkd": "hong kong dollar", "nzd": "new zealand dollar", "zar": "rand", "try": "lira turkish lira",
-}
 #: Parameter words that say a value is a language code, or a currency code.
 _LANGUAGE_PARAMS = frozenset({"lang", "language", "languages", "locale", "tgt", "src", "target", "source"})
 _CURRENCY_PARAMS = frozenset({"currency", "currencies", "base", "quote", "from", "to", "symbol"})
@@ -463,8 +456,8 @@ def _code_names(value: str, param: str, description: str = "") -> list[str]:
     names: list[str] = []
     if words & _LANGUAGE_PARAMS or len(value.strip()) == 2:
         names += sorted(language_names(value.strip()))
-    if code in _CURRENCIES and (words & _CURRENCY_PARAMS or len(value.strip()) == 3):
-        names += [_CURRENCIES[code]] + _CURRENCIES[code].split()
+    if len(code) == 3 and code.isalpha() and (words & _CURRENCY_PARAMS or len(value.strip()) == 3):
+        names += currency_names(code)
     return list(dict.fromkeys(names))
 
 

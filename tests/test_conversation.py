@@ -35,3 +35,15 @@ def test_today_stated_with_a_short_weekday():
     assert stated_today("weather in Melbourne this weekend? today is Wed 2024-10-16") == datetime(2024, 10, 16)
     assert stated_today("It's Fri. 2024-10-18, what's on?") == datetime(2024, 10, 18)
     assert stated_today("today is wedding day") is None  # "wed" must be a word on its own
+
+
+def test_the_moment_a_message_says_it_is_now():
+    from datetime import datetime
+
+    from guard.conversation import stated_now
+
+    assert stated_now("It's 9:10am on Tuesday 12 Nov 2024 here in London.") == (datetime(2024, 11, 12, 9, 10), "It's 9:10am")
+    assert stated_now("it's 3:40pm right now, Thursday, May 16 2024")[0] == datetime(2024, 5, 16, 15, 40)
+    assert stated_now("It's 9:10am, remind me in 20 min") is None  # no date said
+    assert stated_now("we are 4 of us, it's 4 of us on 12 Nov 2024") is None  # "4 of us" is no clock
+    assert stated_now("x " * 3_000 + "It's 9:10am on Tuesday 12 Nov 2024") is None  # past the first 4,096 characters

@@ -32,7 +32,7 @@ from datetime import date, datetime, timezone
 from dateutil.relativedelta import relativedelta
 
 from guard.checks import measures
-from guard.conversation import stated_date, stated_today
+from guard.conversation import stated_now, stated_today
 from guard.lexicon import MONTH_NUMBER, MONTHS, STOPWORDS, WEEKDAYS
 from guard.normalise import (
     normalise_text,
@@ -528,11 +528,6 @@ def _epoch_seconds(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
-#: The time of day a message says it is now: "it's 9:10am", "it's 14:05 UTC", "the time is 3:40 pm".
-_NOW_IS = re.compile(
-    r"\b(?:it'?s|it is|now is|time is|right now)\s+(?:about\s+|now\s+)?(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?(?!\s*(?:of|days?|weeks?|months?|years?|people)\b)",
-    re.IGNORECASE,
-)
 #: A span of time from now: "in 20 min", "in 2 hours", "for the next 2 hours", "45 minutes from now".
 _FROM_NOW = re.compile(
     r"\b(?:in|for the next|within)\s+(\d{1,3}|an?|[a-z]+)\s*(min(?:ute)?s?|h(?:ou)?rs?|hours?)\b"
@@ -554,15 +549,10 @@ def _from_stated_now(value: object, ctx: Context) -> Derivation | None:
             return None
         target = datetime.combine(parsed.date, parsed.time)
     for index, text in ctx.said:
-        text = text[:_READ]
-        if (clock := _NOW_IS.search(text)) is None or (day := stated_date(text)) is None:
+        if (stated := stated_now(text)) is None:
             continue
-        hour, minute, half = int(clock[1]), int(clock[2] or 0), (clock[3] or "").lower()[:1]
-        if hour > 23 or minute > 59 or (half and not 1 <= hour <= 12):
-            continue
-        hour = hour % 12 + (12 if half == "p" else 0) if half else hour
-        now = day.replace(hour=hour, minute=minute, second=0, microsecond=0)
-        for span in itertools.islice(_FROM_NOW.finditer(text), _MAX_SPANS):
+        now, clock = stated
+        for span in itertools.islice(_FROM_NOW.finditer(text[:_READ]), _MAX_SPANS):
             amount, unit = next((span[i], span[i + 1]) for i in (1, 3, 5) if span[i + 1])
             count = 1 if not amount or amount.lower() in ("a", "an", "the") else parse_number(amount)
             if not isinstance(count, (int, float)):
@@ -570,7 +560,7 @@ def _from_stated_now(value: object, ctx: Context) -> Derivation | None:
             step = relativedelta(minutes=count) if unit.lower().startswith("m") else relativedelta(hours=count)
             back = span[5] is not None or span[6] is not None
             if (now - step if back else now + step) == target:
-                return index, f"{clock.group(0).strip()} {'-' if back else '+'} {span.group(0).strip()} -> {value}"
+                return index, f"{clock} {'-' if back else '+'} {span.group(0).strip()} -> {value}"
     return None
 
 

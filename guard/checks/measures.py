@@ -54,7 +54,7 @@ import pycountry
 import simpleeval
 
 from guard.lexicon import STOPWORDS
-from guard.normalise import normalise_text, numbers_in, parse_number
+from guard.normalise import normalise_text, number_words, numbers_in, parse_number
 from guard.text import quoted_pattern, quoted_text
 
 if TYPE_CHECKING:
@@ -367,13 +367,19 @@ _CONVENTIONAL_CURRENCIES = {"dollar": "USD", "dollars": "USD", "buck": "USD", "b
                             "pound": "GBP", "pounds": "GBP", "quid": "GBP", "sterling": "GBP"}
 
 
+def currency_names(code: str) -> list[str]:
+    """The normalised names a currency code is said by: CLDR's, the last word of one when no other
+    currency in use ends so, and what English speakers mean by "dollars" or "pounds"."""
+    code = code.strip().upper()
+    return [name for name, c in [*_currency_names().items(), *_CONVENTIONAL_CURRENCIES.items()] if c == code]
+
+
 def currency_name(value: object, ctx: Context) -> Derivation | None:
     """``"EUR"`` from "in euros", ``"USD"`` from "100 US dollars" or "twenty bucks": an ISO 4217
     code for the currency the user named."""
     if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z]{3}", value.strip()):
         return None
-    code = value.strip().upper()
-    names = [name for name, c in [*_currency_names().items(), *_CONVENTIONAL_CURRENCIES.items()] if c == code]
+    names = currency_names(value)
     for index, text in ctx.normalised:
         for name in names:
             if f" {name} " in text:
@@ -482,14 +488,21 @@ _AIRPORT_KINDS = frozenset(
 
 
 @_once
+def _airport_table() -> dict[str, dict[str, Any]]:
+    """IATA code -> the airport's record (``airportsdata``: about 8,000), loaded once for the
+    airport and the country rules."""
+    import airportsdata
+
+    return dict(airportsdata.load("IATA"))
+
+
+@_once
 def _airports() -> dict[str, frozenset[str]]:
     """IATA code -> the normalised names a traveller calls the airport by (``airportsdata``): its
     city ("seattle"), and its own name without its city and its kind ("heathrow", "john f
     kennedy", and that name's last word when it is a long one: "kennedy")."""
-    import airportsdata  # loaded on first use: about 8,000 airports
-
     table: dict[str, frozenset[str]] = {}
-    for code, airport in airportsdata.load("IATA").items():
+    for code, airport in _airport_table().items():
         city = normalise_text(airport.get("city") or "")
         own = [w for w in normalise_text(airport.get("name") or "").split() if w not in _AIRPORT_KINDS and w not in city.split()]
         names = {city} if city else set()
@@ -525,11 +538,9 @@ def _place_countries() -> dict[str, tuple[str, bool]]:
     """Normalised names of cities (``airportsdata``: the cities airports serve) and of states,
     provinces and regions (``pycountry``) -> the ISO 3166-1 alpha-2 code of their country and
     whether the name is a region's, for the names that belong to one country only."""
-    import airportsdata
-
     found: dict[str, set[str]] = {}
     regions: set[str] = set()
-    for airport in airportsdata.load("IATA").values():
+    for airport in _airport_table().values():
         if (city := normalise_text(airport.get("city") or "")) and airport.get("country"):
             found.setdefault(city, set()).add(airport["country"])
     for sub in pycountry.subdivisions:
@@ -695,8 +706,7 @@ def phone_number(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
-_DIGIT_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
-                "six": "6", "seven": "7", "eight": "8", "nine": "9", "plus": "+"}
+_DIGIT_WORDS = {number_words(d): str(d) for d in range(10)} | {"oh": "0", "plus": "+"}
 #: Five or more digits spelt out one by one ("plus two three three two four four ..."), as a
 #: number is dictated.
 _SPELLED_DIGITS = re.compile(r"\b(?:(?:" + "|".join(_DIGIT_WORDS) + r")[\s,-]+){4,}(?:" + "|".join(_DIGIT_WORDS) + r")\b", re.IGNORECASE)
