@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 
 from dateutil.relativedelta import relativedelta
 
@@ -435,7 +435,6 @@ def _month_day(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
-_ISO_IN_TEXT = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
 
 
 def _stated_today(value: object, ctx: Context) -> Derivation | None:
@@ -681,20 +680,22 @@ def _stay_end(value: object, ctx: Context) -> Derivation | None:
 
 
 def _weekday_after_date(value: object, ctx: Context) -> Derivation | None:
-    """``check_out: 2022-03-18`` from "2022-03-14." then "Friday.": the named weekday in the six
-    days after a date the user stated (the end of a stay or a range they began with that date)."""
+    """``check_out: 2024-03-15`` from "check in on March 11 ... out Friday": the weekday the user
+    named, in the six days after a date they stated in any form (the end of a stay, a trip or a
+    range that began on that date)."""
     day = date_value(value)
     if day is None:
         return None
     weekday = _WEEKDAYS[day.weekday()]
-    for index, text in ctx.said:
-        for m in itertools.islice(_ISO_IN_TEXT.finditer(text[:_READ]), _MAX_SPANS):
-            start = date_value(m[1])
-            if start is None or not 1 <= (day - start).days <= 6:
-                continue
-            for later, words in ctx.normalised:
-                if later >= index and f" {weekday} " in words:
-                    return later, f"{weekday} after {m[1]} -> {day.isoformat()}"
+    named = [index for index, words in ctx.normalised if f" {weekday} " in words]
+    if not named:
+        return None
+    said = " \n ".join(text[:_READ] for _, text in ctx.normalised[-_MAX_SPANS:])
+    today = ctx.today or date.min  # without a today, only dates written out can start the range
+    for back in range(1, 7):
+        patterns = temporal_patterns((day - timedelta(days=back)).isoformat(), today)
+        if patterns is not None and (found := patterns.search(said)) and weekday not in found[0][0]:
+            return named[-1], f"{weekday} after {found[0][0].strip()} -> {day.isoformat()}"
     return None
 
 

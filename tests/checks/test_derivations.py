@@ -145,9 +145,19 @@ def test_relative_words_resolve_against_the_date_the_user_gave_as_today() -> Non
 
 def test_a_weekday_follows_a_date_the_user_stated() -> None:
     said = [(0, "Check in next Monday. 2022-03-14."), (1, "Check out Friday.")]
-    assert derive("2022-03-18", "check_out_time", said) == (1, "friday after 2022-03-14 -> 2022-03-18")
+    assert derive("2022-03-18", "check_out_time", said) == (1, "friday after 2022 03 14 -> 2022-03-18")
     assert derive("2022-03-25", "check_out_time", said) is None  # the Friday of the week after
     assert derive("2022-03-17", "check_out_time", said) is None  # a Thursday nobody named
+
+
+def test_a_weekday_ends_a_range_begun_on_a_date_written_any_way() -> None:
+    today = date(2024, 3, 4)
+    said = [(0, "Book me a room in Lisbon from March 11, checking out Friday.")]
+    assert derive("2024-03-15", "check_out", said, today=today) == (0, "friday after march 11 -> 2024-03-15")
+    # Everyday negatives: the weekday nobody named, a Friday a week too far, no start date at all.
+    assert derive("2024-03-14", "check_out", said, today=today) is None
+    assert derive("2024-03-22", "end_date", [(0, "Starting March 11 through Friday, block my calendar.")], today=today) is None
+    assert derive("2024-03-15", "end_date", [(0, "Block my calendar on Friday, I'm out.")], today=today) is None
 
 
 def test_a_default_the_description_states_is_the_schemas_choice() -> None:
