@@ -994,7 +994,7 @@ _ACTION_VERBS = frozenset(
     """add book buy cancel change close create delete draft edit email file make modify move open order pay place post
     purchase register remove reschedule reserve schedule scale send set share submit transfer update upload write
     refund reply respond invite assign approve reject archive publish notify subscribe unsubscribe merge deploy restart
-    resize attach enroll renew refill ship""".split()
+    resize attach enroll renew refill ship transition""".split()
 )
 
 
@@ -1066,7 +1066,19 @@ def _feeds(step: ToolSpec, goal: ToolSpec, prefix: str | None = None) -> bool:
         words = {_noun(w) for w in name_words(required).split() if w not in _KEY_WORDS}
         if words and words <= produced:
             return True  # "search_restaurants" finds the restaurant_id "book_table" needs
-    return False
+    # what the step's description says it gives ("Convert an address into coordinates") is what
+    # the goal's description says it starts from ("Find places near a coordinate")
+    made = _described_output(step.description)
+    return bool(made and made & {_noun(w) for w in normalise_text(goal.description[:300]).split() if w not in STOPWORDS})
+
+
+#: What a tool's description says it gives: the words after "into", "returns", "gives".
+_GIVES = re.compile(r"\b(?:into|returns?|gives?|yields?|outputs?|produces?)\s+((?:[a-z]+\s+){0,3}[a-z]+)")
+
+
+def _described_output(description: str) -> set[str]:
+    found = _GIVES.search(normalise_text(description[:300]))
+    return {_noun(w) for w in found[1].split() if w not in STOPWORDS and len(w) > 2} if found else set()
 
 
 def _blended_rows(semantic: SemanticGuard, texts: list[str], registry: ToolRegistry, tools: _Tools) -> np.ndarray:

@@ -197,6 +197,13 @@ _REQUEST_SPLIT = re.compile(
     r"update|delete|remove|cancel|notify|remind|translate|convert|calculate)\b)",
     re.IGNORECASE,
 )
+#: A part that acts on what an earlier part found ("add them all to my shopping list", "email it
+#: to Sam") is a step of its own, though it points back.
+_ACTS_ON_IT = re.compile(
+    r"^(?:then\s+|and\s+|please\s+)*(?:book|reserve|email|e-mail|send|schedule|order|buy|pay|transfer|post|share|save|add|"
+    r"update|delete|remove|cancel|notify|remind|translate)\b",
+    re.IGNORECASE,
+)
 #: A part that points back at an earlier one ("sort them by name", "summaries of these papers")
 #: belongs to it.
 _ANAPHORA = re.compile(r"\b(?:them|it|its|those|these|both|the results?|each of|that (?:day|one|date|list))\b", re.IGNORECASE)
@@ -235,7 +242,7 @@ def split_request(request: str, min_words: int = 2) -> list[str]:
     parts = [p.strip(" ,.?!") for p in _split_outside_quotes(request) if p and p.strip(" ,.?!")]
     out: list[str] = []
     for part in parts:
-        if out and (len(_content_words(part)) < min_words or _ANAPHORA.search(part)):
+        if out and (len(_content_words(part)) < min_words or (_ANAPHORA.search(part) and not _ACTS_ON_IT.match(part))):
             out[-1] = f"{out[-1]}, {part}"
         else:
             out.append(part)

@@ -110,3 +110,15 @@ def test_a_request_is_not_split_inside_a_quoted_value():
     # outside quotes the split is as before
     assert split_request("Book a table for two; also check the weather in Rome") == [
         "Book a table for two", "also check the weather in Rome"]
+
+
+def test_a_part_that_acts_on_what_an_earlier_part_found_is_a_step_of_its_own():
+    from guard.checks.relevance import split_request
+
+    assert split_request("Find a vegan chili recipe under 45 minutes, get the ingredients for 6 people, and add them all to my shopping list.") == [
+        "Find a vegan chili recipe under 45 minutes, get the ingredients for 6 people", "add them all to my shopping list"]
+    assert split_request("Translate this paragraph and email it to Sam") == ["Translate this paragraph", "email it to Sam"]
+    # Everyday negatives: a part that only shapes the earlier one, or is too short to be a step, stays with it.
+    assert split_request("Search for papers on RAG and sort them by date") == ["Search for papers on RAG and sort them by date"]
+    assert split_request("Find the cheapest flight to Paris and book it") == ["Find the cheapest flight to Paris, book it"]
+    assert split_request("List my open tickets and show me the oldest of them") == ["List my open tickets, show me the oldest of them"]

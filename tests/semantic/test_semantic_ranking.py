@@ -198,7 +198,7 @@ def test_a_later_step_after_the_better_tool_ran_this_turn_is_not_a_wrong_choice(
     tools = [tool("translate_text", "Translate text into another language.", ("text", "target_language")),
              tool("send_email", "Send an email.", ("to", "body"))]
     send = {"name": "send_email", "args": {"to": "hans@example.de", "body": "Das Meeting ist abgesagt"}, "id": "2"}
-    asked = ("user", "Translate 'the meeting is cancelled' into German and send it to hans@example.de.")
+    asked = ("user", "Translate 'the meeting is cancelled' into German for Hans at hans@example.de.")
     ran = [asked, {"role": "assistant", "content": "", "tool_calls": [{"name": "translate_text", "args": {"text": "the meeting is cancelled", "target_language": "de"}, "id": "1"}]},
            {"role": "tool", "content": "Das Meeting ist abgesagt", "tool_call_id": "1"}]
     registry = ToolRegistry(tools)
@@ -212,6 +212,9 @@ def test_a_later_step_after_the_better_tool_ran_this_turn_is_not_a_wrong_choice(
     assert flagged([asked])
     assert not flagged(ran)
     assert flagged([*ran, ("user", "Translate 'see you soon' into French too.")])  # a new turn: the translation is not done
+    # a request that names the sending as a step of its own ("... and send it to ...") is served by
+    # the send in that step, before or after the translation ran
+    assert not flagged([("user", "Translate 'the meeting is cancelled' into German and send it to hans@example.de.")])
 
 
 def test_the_latest_message_may_only_answer_a_question(semantic: Any) -> None:
@@ -229,3 +232,19 @@ def test_the_selection_check_is_offered_to_the_engine(semantic: Any, embedder: A
 
     assert semantic.call_checks == (selection_check,)
     assert SemanticGuard(embedder, selection=False).call_checks == ()
+
+
+def test_a_step_feeds_a_tool_that_starts_from_what_its_description_says_it_gives() -> None:
+    from guard.semantic import _feeds
+
+    registry = ToolRegistry([
+        tool("maps_geocode", "Convert an address into coordinates.", ("address",)),
+        tool("places_search_nearby", "Find places near a coordinate.", ("lat", "lng")),
+        tool("get_weather", "Returns the current weather for a city.", ("city",)),
+        tool("send_email", "Send an email to a user.", ("to", "body")),
+    ])
+    assert _feeds(registry.get("maps_geocode"), registry.get("places_search_nearby"))
+    # Everyday negatives: a step whose description gives something the other tool does not start from.
+    assert not _feeds(registry.get("get_weather"), registry.get("places_search_nearby"))
+    assert not _feeds(registry.get("get_weather"), registry.get("send_email"))
+    assert not _feeds(registry.get("send_email"), registry.get("places_search_nearby"))
