@@ -209,7 +209,8 @@ class Conversation:
 
     @cached_property
     def reference_time(self) -> datetime:
-        """The 'now' relative dates resolve against: given, else stated in a system message.
+        """The 'now' relative dates resolve against: given, else stated in a system message, else
+        the date a user message says today is.
 
         Datasets replay old dialogues ("tomorrow" meant 2021-09-28 in API-Bank), so the clock of
         the machine is only the last resort.
@@ -220,6 +221,9 @@ class Conversation:
             if msg.role != "system":
                 continue
             if (stated := stated_date(msg.content)) is not None:
+                return stated
+        for msg in reversed(self.messages):  # the user's own "Today is Tuesday, August 19, 2025."
+            if msg.role == "user" and (stated := stated_today(msg.content)) is not None:
                 return stated
         return datetime.now()
 

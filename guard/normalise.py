@@ -390,6 +390,12 @@ def _relative_forms(d: date, today: date) -> list[str]:
         forms.append(rf"next {weekday}")
     if 1 <= delta <= 31:
         forms.append(rf"in (?:{delta}|{number_words(delta)}) days?")
+    if -31 <= delta <= -1:
+        forms.append(rf"(?:{-delta}|{number_words(-delta)}) days? ago")
+    if delta and delta % 7 == 0 and abs(delta) <= 28:
+        weeks = abs(delta) // 7
+        count = rf"(?:{weeks}|{number_words(weeks)}{'|a' if weeks == 1 else ''})"
+        forms.append(rf"{count} weeks? ago" if delta < 0 else rf"in {count} weeks?(?: time)?|{count} weeks? from (?:today|now)")
     if -7 <= delta <= -1:
         forms.append(rf"last {weekday}")
     if 0 <= delta <= 31:
@@ -407,6 +413,10 @@ _DAY_PART = {
     **dict.fromkeys(range(12, 18), "in the afternoon|this afternoon|tomorrow afternoon"),
     **dict.fromkeys(range(17, 24), "tonight|in the evening|this evening|tomorrow evening|at night|tomorrow night"),
 }
+
+
+#: How a clock time a quarter or half from the hour is said.
+_QUARTERS = {15: "quarter (?:past|after)", 30: "half past", 45: "quarter (?:to|of|till)"}
 
 
 def _time_forms(t: time) -> list[str]:
@@ -432,6 +442,13 @@ def _time_forms(t: time) -> list[str]:
             rf"{hour}{minutes}(?: o clock)?(?= (?:{part}))",
             rf"{hour}{minutes}(?= (?:to|until|till|and) \S+(?: \S+)? (?:{part})(?!\S))",
         ]
+    if t.minute in _QUARTERS and not t.second:
+        # "quarter to seven", "half past 6 pm", "a quarter after nine": the hour they count from
+        said_hour = (h12 % 12 + 1) if t.minute == 45 else h12
+        hour = rf"(?:{said_hour}|{number_words(said_hour)})"
+        part = _DAY_PART.get(t.hour, "")
+        others = "|".join(p for p in dict.fromkeys(_DAY_PART.values()) if p != part)
+        forms.append(rf"(?:a )?{_QUARTERS[t.minute]} {hour}(?: {says}| o clock)?{not_other}(?! (?:{others})(?!\S))")
     if t.minute == 0 and not t.second:
         forms += [rf"{h12} {says}", rf"{t.hour:02d} h", rf"{h12} o clock", rf"at {h12}(?: {says})?(?! \d){not_other}"]
         forms += {0: ["midnight"], 12: ["noon", "midday"]}.get(t.hour, [])

@@ -17,6 +17,17 @@ def test_reference_time_is_the_date_a_system_message_states():
     assert stated_date("Today is Feb 30, 2024.") is None
 
 
+def test_a_user_who_says_what_day_it_is_sets_the_conversations_today():
+    said = Conversation.from_messages([("user", "Today is Tuesday, August 19, 2025. Book the room for tomorrow.")])
+    assert said.reference_time == datetime(2025, 8, 19)
+    # a system message's date comes first; a user who mentions a date without "today is" sets none
+    both = Conversation.from_messages([("system", "Today is 2021-09-27."), ("user", "Today is August 19, 2025.")])
+    assert both.reference_time == datetime(2021, 9, 27)
+    given = datetime(2020, 1, 1)
+    assert Conversation.from_messages([("user", "My flight is on August 19, 2025.")], now=given).reference_time == given
+    assert Conversation.from_messages([("user", "My flight is on August 19, 2025.")]).reference_time.year >= 2026
+
+
 def test_langchain_openai_and_tuple_messages_read_the_same():
     lc = Conversation.from_messages([HumanMessage("hi"), AIMessage("", tool_calls=[{"name": "t", "args": {"a": 1}, "id": "1"}]),
                                      ToolMessage("ok", tool_call_id="1", status="error")])

@@ -155,6 +155,12 @@ def test_a_midnight_time_next_to_a_date_means_the_date_alone():
         ("14:00", "14:00"),
         ("14:30", "half an hour after 2:30pm? no, 2:30 PM"),
         ("12:00", "at noon"),
+        ("06:45", "wake me at quarter to seven"),
+        ("18:30", "half past six in the evening"),
+        ("09:15", "a quarter past nine am"),
+        ("2021-09-20", "what did I spend a week ago"),
+        ("2021-09-24", "the order I placed 3 days ago"),
+        ("2021-10-11", "in two weeks"),
     ],
 )
 def test_a_text_mentions_a_date_or_time_in_the_forms_people_write(value, text):
@@ -171,6 +177,11 @@ def test_a_text_mentions_a_date_or_time_in_the_forms_people_write(value, text):
         ("2021-09-28 14:00:00", "tomorrow at 2 am"),
         ("02:00", "2:00 pm"),
         ("2021-09-28", "September 29"),
+        ("07:45", "wake me at quarter to seven"),
+        ("06:30", "half past six in the evening"),
+        ("18:45", "a quarter to seven in the morning"),
+        ("2021-09-21", "what did I spend a week ago"),
+        ("2021-10-04", "two weeks ago"),
     ],
 )
 def test_a_text_about_another_date_or_time_does_not_mention_it(value, text):

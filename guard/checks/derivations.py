@@ -280,6 +280,7 @@ def _said_phrase(phrase: str, ctx: Context) -> int | None:
 #: Calendar units, the short codes a duration is written with ("1w", "3m", "24h"), and their size
 #: in seconds (fixed units) or months (calendar units); a day and a month do not convert.
 _UNITS: dict[str, tuple[tuple[str, ...], str, int]] = {
+    "second": (("s", "sec", "secs", "second", "seconds"), "seconds", 1),
     "minute": (("min", "m", "minute", "minutes"), "seconds", 60),
     "hour": (("h", "hr", "hrs", "hour", "hours"), "seconds", 3_600),
     "day": (("d", "day", "days"), "seconds", 86_400),
@@ -325,6 +326,8 @@ def _calendar_quantities(text: str) -> tuple[_Quantity, ...]:
             amount, lead = int(number), before
         else:
             continue
+        if text.startswith(" and a half ", m.end()) or text.startswith("s and a half ", m.end()):
+            continue  # "an hour and a half" is no hour (measures reads the half)
         direction = 1 if lead in _FORWARD else -1 if lead in _BACKWARD else 0
         start = m.start(1) if direction and lead == before else m.start(2)
         found.append(_Quantity(amount, unit, direction, text[start : m.end()]))
@@ -660,6 +663,45 @@ def _web_address(value: object, ctx: Context) -> Derivation | None:
 _NIGHTS = re.compile(r" (\d{1,2}|" + "|".join(number_words(n) for n in range(1, 31)) + r") (nights?|days?|weeks?) ")
 
 
+def _shifted_time(value: object, ctx: Context) -> Derivation | None:
+    """``end: 2025-08-20T15:15:00`` from "a 45-minute meeting tomorrow at 2:30pm"; ``start_time:
+    2025-07-10T14:00:00Z`` from "July 10, 2025 at 3pm London time": a date-time the user stated,
+    moved by a length of time they stated (where something they gave a start and a length ends),
+    or a stated local time written in UTC from the zone of a city or an IANA zone they named."""
+    if not isinstance(value, str) or (parsed := parse_temporal(value.strip())) is None or parsed.time is None:
+        return None
+    at = datetime.combine(parsed.date or date(2000, 1, 1), parsed.time)
+    said = " \n ".join(text[:_READ] for _, text in ctx.normalised[-_MAX_SPANS:])
+    starts: list[tuple[datetime, str]] = []
+    for _, text in ctx.said[-_MAX_SPANS:]:
+        for q in itertools.islice(measures.quantities(text), _MAX_SPANS):
+            minutes = measures.in_unit(q, "minute")
+            if minutes is None or not 1 <= minutes <= 14 * 24 * 60 or not float(minutes).is_integer():
+                continue
+            # "every 8 hours starting at 8am": each time of the day the interval comes round again
+            times = int(24 * 60 // minutes) if text[: q.start].rstrip().lower().endswith("every") else 1
+            starts += [(at - timedelta(minutes=k * minutes), f"{k} x {q.words} after" if times > 1 else f"{q.words} after") for k in range(1, min(times, 24) + 1)]
+    if parsed.date is not None and (moment := _aware(value)) is not None:
+        starts += [(moment.astimezone(zone).replace(tzinfo=None), f"{zone.key} time of") for zone in measures.zones_named(said)]
+    today = ctx.today or date.min
+    for start, how in starts:
+        written = start.isoformat(timespec="seconds") if parsed.date else start.time().isoformat(timespec="seconds")
+        patterns = temporal_patterns(written, today)
+        if patterns is not None and (found := patterns.search(said)):
+            index = next((i for i, text in reversed(ctx.normalised) if found[-1][0] in text), ctx.normalised[-1][0])
+            return index, f"{how} {' '.join(m[0].strip() for m in found)} -> {value}"
+    return None
+
+
+def _aware(value: str) -> datetime | None:
+    """A date-time value with its UTC offset ("...Z", "+02:00"); None without one."""
+    try:
+        moment = datetime.fromisoformat(value.strip().replace("z", "Z"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else None
+
+
 def _stay_end(value: object, ctx: Context) -> Derivation | None:
     """``check_out: 2024-08-14`` from "4 nights starting August 10 2024": the end of a stay or a
     span of days, weeks the user gave with its start (a date they wrote, in any form)."""
@@ -719,8 +761,11 @@ def _frequency(value: object, ctx: Context) -> Derivation | None:
 # --- what a description says a value means ----------------------------------------------------
 
 _DESCRIBED_MEANING = re.compile(
-    r"""['"]?([\w.#+-]+)['"]?\s+(?:for|means|=)\s+(?:['"]([^'"]{2,40})['"]|([^.,;:)'"]{2,40}))"""
+    r"""['"]?([\w.#+-]+)['"]?\s+(?:for|means|=)\s+(?:['"]([^'"]{2,40})['"]|((?:[^.,;:)'"]|'s\b){2,40}))"""
 )
+#: A meaning that is the user's own thing ("the user's main calendar", "the current user"): said
+#: when the user says "my calendar" (or, for the user alone, "me", "I", "my").
+_USERS_OWN = re.compile(r"^(?:the )?(?:current |authenticated |signed in |logged in )?user(?: s)?(?: (?:own|main|default|primary))?((?: \w+)*)$")
 _DESCRIBED_DEFAULT = re.compile(r"""\bdefaults?(?:\s+value)?\s*(?:is|to|of|:|=)\s*['"]?([^\s'",;)]+)""", re.IGNORECASE)
 
 
@@ -732,8 +777,15 @@ def _described_meaning(value: object, ctx: Context) -> Derivation | None:
     wanted = str(value).strip().casefold()
     for m in _DESCRIBED_MEANING.finditer(ctx.description):
         meaning = m[2] or m[3]
-        if m[1].casefold() == wanted and (index := _said_phrase(meaning, ctx)) is not None:
+        if m[1].casefold() != wanted:
+            continue
+        if (index := _said_phrase(meaning, ctx)) is not None:
             return index, f"{meaning.strip()} -> {value} (the description's mapping)"
+        if own := _USERS_OWN.match(normalise_text(meaning)):
+            said = [f" my {noun} " for noun in own[1].split()[-1:]] or [" me ", " i ", " my "]
+            for index, text in ctx.normalised:
+                if words := next((p for p in said if p in text), None):
+                    return index, f"{words.strip()} -> {value} ({meaning.strip()}, the description's mapping)"
     return None
 
 
@@ -985,6 +1037,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _from_stated_now,
     _calendar_period,
     _stay_end,
+    _shifted_time,
     _web_address,
     _weekday_after_date,
     _frequency,

@@ -33,6 +33,7 @@ from typing import Any, Protocol
 from rapidfuzz import fuzz
 
 from guard.checks import CheckContext
+from guard.checks.computed import asked_multiple, result_total
 from guard.checks.derivations import date_value, derive
 from guard.checks.risk import risk_of
 from guard.conversation import Conversation
@@ -416,6 +417,13 @@ def _ground_lexically(leaf: _Leaf, index: GroundingIndex, ctx: CheckContext) -> 
     description = next((str(s["description"]) for s in leaf.schemas if s.get("description")), "")
     if derived := derive(leaf.value, leaf.name, ctx.conversation.said_texts, description=description, today=index.today):
         return GroundingMatch("derived", derived[0], derived[1], 1.0)
+    conversation = ctx.conversation
+    results = [(i, m.content) for i, m in enumerate(conversation.messages) if m.role == "tool" and m.content]
+    if results and (total := result_total(leaf.value, results)):
+        return GroundingMatch("computed", total[0], total[1], 1.0)
+    held = sorted(conversation.said_texts + results)
+    if conversation.latest_request and (multiple := asked_multiple(leaf.value, leaf.name, conversation.latest_request, held)):
+        return GroundingMatch("computed", multiple[0], multiple[1], 1.0)
     return None
 
 

@@ -29,8 +29,9 @@ the user said, in the form the tool wants. Asking the human about them is a fals
 The small libraries are imported with this module, in the importing thread: imported lazily, the
 first use came inside LangGraph's tool threads, and once inside a test that had patched imports,
 which left ``pycountry`` half imported for the rest of the process. ``pint`` (a third of a second)
-and every table load on first use, under one lock (``warm`` loads them up front). What a value's digits leave open stays open: "the Earth's radius",
-"a standard deck" or a company's ticker need world knowledge, and remain ungrounded.
+and every table load on first use, under one lock (``warm`` loads them up front). What a value's digits leave open stays open: "the Earth's radius"
+or "a standard deck" need world knowledge, and remain ungrounded; a ticker is checked only for
+being written with the letters of a company the user named ("Tesla" -> TSLA), not against a listing.
 """
 
 from __future__ import annotations
@@ -109,6 +110,9 @@ _NUMBER_WORD = re.compile(
 )
 #: Words that count one of a unit, or half of one: "an hour", "a mile", "half an hour".
 _ARTICLES = {"a": 1, "an": 1, "half a": 0.5, "half an": 0.5}
+#: One and a half of a unit, said the two ways people say it: "an hour and a half", "two and a
+#: half miles", "1 and a half cups".
+_AND_A_HALF = re.compile(r"\b(an?|one|two|three|four|five|six|seven|eight|nine|ten|\d{1,3})(?:\s+([^\W\d_]+))?\s+and\s+a\s+half(?:\s+([^\W\d_]+))?", re.IGNORECASE)
 #: Between two parts of one compound quantity ("5 feet 10 inches", "2 hours and 30 minutes").
 _JOINED = re.compile(r"^\s*(?:,|and|,\s*and)?\s*$")
 #: How much of a message the rules read (its start), and how many words of a parameter's
@@ -172,6 +176,12 @@ def _read_quantities(text: str) -> tuple[Quantity, ...]:
         number = _float(m[1].replace(",", ""))
         if number is not None and (q := _with_unit(number, m[2], m.start(), m.start(2))):
             found.append(q)
+    halves = []
+    for m in itertools.islice(_AND_A_HALF.finditer(text), 16):
+        number = 1 if m[1].casefold() in ("a", "an") else parse_number(m[1].casefold())
+        unit = next((u for w in (m[2], m[3]) if w and (u := unit_of(w)) is not None), None)
+        if isinstance(number, (int, float)) and unit is not None:
+            halves.append(Quantity(number + 0.5, unit, m[0], m.start(), m.end()))
     words = list(_WORD.finditer(text)) if _NUMBER_WORD.search(text) else []
     articles: set[int] = set()  # "an hour": one only as part of a compound ("an hour and five minutes")
     i = 0
@@ -181,6 +191,7 @@ def _read_quantities(text: str) -> tuple[Quantity, ...]:
             number = _ARTICLES.get(said, parse_number(said)) if i + n < len(words) else None
             if number is not None:
                 unit_words = words[i + n : i + n + 3]
+
                 q = _with_unit(float(number), text[unit_words[0].start() : unit_words[-1].end()], words[i].start(), unit_words[0].start())
                 if q is not None:
                     found.append(q)
@@ -191,7 +202,7 @@ def _read_quantities(text: str) -> tuple[Quantity, ...]:
     found.sort(key=lambda q: q.start)
     compounds = _compounds(found, text)
     # "give me a minute", "in a second": an article alone says no amount anyone would convert
-    return (*(q for q in found if q.start not in articles), *compounds)
+    return (*(q for q in found if q.start not in articles), *compounds, *halves)
 
 
 def _with_unit(number: float, words: str, start: int, unit_start: int) -> Quantity | None:
@@ -270,8 +281,8 @@ def _targets(ctx: Context) -> list[Any]:
 def _named_units(name_words: tuple[str, ...], description: str) -> list[Any]:
     units: list[Any] = []
     words = [w for w in name_words[:_DESCRIBED_WORDS] if w not in STOPWORDS]
-    if {"temp", "temperature"} & set(words):  # "target_temp_c": degrees Celsius, not the speed of light
-        words = [{"c": "degC", "f": "degF"}.get(w, w) for w in words]
+    # "target_temp_c", "target_c": degrees Celsius, not the speed of light; "f" no farad
+    words = [{"c": "degC", "f": "degF"}.get(w, w) for w in words]
     described = [w for w in re.findall(r"[^\W\d_][\w/^²³]*", description) if len(w) > 1 and w.casefold() not in STOPWORDS]
     described = described[:_DESCRIBED_WORDS]
     for group in (words, described):
@@ -318,9 +329,18 @@ def converted_quantity(value: object, ctx: Context) -> Derivation | None:
     targets = _targets(ctx)
     for index, q in said:
         for converted, unit in _conversions(q, targets):
-            if rounds_to(value, converted):
+            if rounds_to(value, converted) or (_temperature(q.unit) and _to_a_half(value, converted)):
                 return index, f"{q.words} -> {value} {unit}"
     return None
+
+
+def _temperature(unit: Any) -> bool:
+    return unit.dimensionality == _registry().kelvin.dimensionality
+
+
+def _to_a_half(value: float | int, exact: float) -> bool:
+    """``value`` is ``exact`` to the nearest half (15.5 for 60 °F, 15.56 °C: a thermostat's step)."""
+    return float(value) * 2 == round(float(value) * 2) and round(exact * 2) / 2 == value
 
 
 def unit_symbol(value: object, ctx: Context) -> Derivation | None:
@@ -778,6 +798,38 @@ def holiday(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
+# --- ticker symbols ----------------------------------------------------------------------------
+
+_TICKER_WORDS = frozenset({"ticker", "tickers", "symbol", "symbols"})
+_TICKER = re.compile(r"[A-Z]{2,5}(?:\.[A-Z])?")
+#: A name as written: one to three capitalised words ("Apple", "Bank of America", "Coca-Cola").
+_CAPITALISED_NAME = re.compile(r"\b[A-Z][\w&'-]*(?:\s+(?:of\s+|&\s+)?[A-Z][\w&'-]*){0,2}")
+
+
+def ticker_symbol(value: object, ctx: Context) -> Derivation | None:
+    """``symbol: "TSLA"`` from "10 shares of Tesla", ``AAPL`` from "Apple": a ticker written with
+    letters of a company's name the user wrote (capitalised), in their order and from its first
+    letter, for a parameter named a ticker or a symbol. Which ticker a company has needs a market's
+    listing; this checks only that the user named a company the letters can come from."""
+    if not isinstance(value, str) or not _TICKER.fullmatch(value.strip()) or not _TICKER_WORDS & set(ctx.words):
+        return None
+    letters = re.sub(r"(.)\1", r"\1", value.strip().replace(".", "").lower())  # "AAPL": Apple's A, doubled
+    for index, text in ctx.said:
+        for m in itertools.islice(_CAPITALISED_NAME.finditer(text[:_CACHED_TEXT]), 64):
+            words = m[0].split()
+            for written in (" ".join(words[i:j]) for i in range(len(words)) if words[i][:1].isupper() for j in range(len(words), i, -1)):
+                name = re.sub(r"[^a-z]", "", written.lower())
+                if name[:1] == letters[0] and len(name) >= len(letters) and _in_order(letters, name):
+                    return index, f"{written} -> {value}"
+    return None
+
+
+def _in_order(letters: str, word: str) -> bool:
+    """Whether ``letters`` are letters of ``word`` in their order."""
+    rest = iter(word)
+    return all(c in rest for c in letters)
+
+
 # --- time zones ----------------------------------------------------------------------------------
 
 
@@ -802,6 +854,42 @@ def time_zone(value: object, ctx: Context) -> Derivation | None:
         if f" {city} " in _folded(text[:_CACHED_TEXT]):  # "São Paulo" for America/Sao_Paulo
             return index, f"{city} -> {value}"
     return None
+
+
+def zones_named(text: str) -> list[Any]:
+    """The time zones a normalised text names: an IANA name ("america/new_york") or the city one
+    is named for ("london time", "in são paulo"); at most eight, in the order of the zone table."""
+    import zoneinfo
+
+    folded = f" {_folded(text[:_CACHED_TEXT]).replace('/', ' ').replace('_', ' ')} "
+    found = []
+    for name, city in _zone_cities():
+        if f" {city} " in folded:
+            try:
+                found.append(zoneinfo.ZoneInfo(name))
+            except Exception:  # a name the database lists but cannot load
+                continue
+            if len(found) == 8:
+                break
+    return found
+
+
+@_once
+def _zone_cities() -> tuple[tuple[str, str], ...]:
+    """Each IANA zone of a city ("Europe/London") and its city's words ("london")."""
+    return tuple(
+        (name, city)
+        for name in sorted(_zones())
+        if "/" in name and not name.startswith("Etc/") and (city := _folded(normalise_text(name.rsplit("/", 1)[1].replace("_", " "))))
+    )
+
+
+def in_unit(q: Quantity, unit: str) -> float | None:
+    """A quantity's magnitude in ``unit`` ("1.5 hour" in minutes: 90.0); None across kinds."""
+    try:
+        return float(_registry().Quantity(q.magnitude, q.unit).to(unit).magnitude)
+    except Exception:  # another kind of quantity
+        return None
 
 
 def _folded(text: str) -> str:
@@ -930,6 +1018,13 @@ _PERCENTS = re.compile(r"(?<![\w.])(\d{1,2}(?:\.\d+)?)\s*(?:%|percent\b)")
 _SHARERS = re.compile(
     r"\b([a-z]+|\d{1,2})\s+(?:of us|of them|of you|ways|people|persons|friends|guests|roommates|colleagues)\b", re.IGNORECASE
 )
+#: Who share an amount, named in a list: "split equally between me, Sam and Priya" (three),
+#: "split it with Sam and Priya" (the speaker and two more).
+_LISTED_SHARERS = re.compile(
+    r"\b(?:split|divide|divided|share|shared)\b[^.;\n]{0,40}?\b(between|among|amongst|with)\s+"
+    r"((?:[^\W\d_]+\s*,\s*){0,10}[^\W\d_]+\s*,?\s+and\s+[^\W\d_]+)",
+    re.IGNORECASE,
+)
 #: How many of the latest messages the amount rules read together.
 _AMOUNT_MESSAGES = 8
 
@@ -940,6 +1035,8 @@ def difference_or_sum(value: object, ctx: Context) -> Derivation | None:
     a percentage of it the conversation states ("a $480,000 house" ... "20% down": 384000); an
     amount shared by a number of people the conversation states ("dinner was $126 for the three
     of us": 42). To the value's precision. What is left, what it comes to, what each one owes."""
+    if isinstance(value, str) and re.fullmatch(r"-?\d{1,12}(?:\.\d{1,6})?", value.strip()):
+        value = float(value)  # "42.00" where the schema wants a decimal string
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not 0 < abs(value):
         return None
     said = ctx.said[-_AMOUNT_MESSAGES:]
@@ -954,6 +1051,8 @@ def difference_or_sum(value: object, ctx: Context) -> Derivation | None:
                     return index, f"{wa} {sign} {p:g}% -> {value}"
     sharers = {n for _, text in said for m in itertools.islice(_SHARERS.finditer(text[:_CACHED_TEXT]), 8)
                if isinstance(n := parse_number(m[1]), (int, float)) and 2 <= n <= 50}
+    sharers |= {len(re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", m[2].strip())) + (m[1].lower() == "with")
+                for _, text in said for m in itertools.islice(_LISTED_SHARERS.finditer(text[:_CACHED_TEXT]), 8)}
     for n in sharers:
         for index, wa, a in amounts:
             if rounds_to(value, a / n):
@@ -992,6 +1091,6 @@ def warm() -> None:
 
 
 RULES = (
-    converted_quantity, unit_symbol, currency_name, minor_units, language_code, airport_code, country_of_place, region_code, time_zone, periods_per_year, per_period, arithmetic,
+    converted_quantity, unit_symbol, currency_name, minor_units, language_code, airport_code, ticker_symbol, country_of_place, region_code, time_zone, periods_per_year, per_period, arithmetic,
     difference_or_sum, holiday, phone_number,
 )

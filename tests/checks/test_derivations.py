@@ -322,7 +322,9 @@ def test_relative_dates_from_a_today_the_user_wrote(value, param, text, derived)
     [
         (65, "duration_minutes", ["took me an hour and five minutes"], True),  # "an hour" is one hour
         (30, "max_total_minutes", ["done in under half an hour"], True),
-        (90, "minutes", ["an hour and a half, roughly"], False),  # "a half" alone is no half hour
+        (90, "minutes", ["an hour and a half, roughly"], True),
+        (60, "minutes", ["an hour and a half, roughly"], False),  # the half counts
+        (30, "minutes", ["an hour and a half, roughly"], False),  # "a half" alone is no half hour
         (70, "duration_minutes", ["took me an hour and five minutes"], False),
         ("JPY", "to_currency", ["how much is 250 euros in yen these days"], True),  # a currency's last name word
         ("EUR", "from_currency", ["how much is 250 euros in yen these days"], True),
@@ -551,3 +553,39 @@ def test_ounces_of_a_liquid_asked_in_millilitres_are_fluid_ounces():
     said = [(0, "baby had a bottle 4 oz at 3:10 am")]
     assert derive(118, "amount_ml", said) is not None  # 4 US fluid ounces: 118.3 ml
     assert derive(120, "amount_ml", said) is None
+
+
+def test_a_stated_time_moved_by_a_stated_length_or_into_utc_is_derived() -> None:
+    today = date(2025, 8, 19)
+    meeting = [(0, "Put a 45-minute 'Q3 planning' meeting on my calendar tomorrow at 2:30pm.")]
+    assert derive("2025-08-20T15:15:00", "end", meeting, today=today) == (0, "45 minute after tomorrow 2 30 pm -> 2025-08-20T15:15:00")
+    assert derive("15:15", "end_time", meeting, today=today) is not None
+    london = [(0, "Set up a call on July 10, 2025 at 3pm London time, 90 minutes.")]
+    assert derive("2025-07-10T14:00:00Z", "start_time", london, today=today)[1].startswith("Europe/London time of")
+    assert derive("2025-07-10T16:30:00", "end_time", london, today=today) is not None
+    # Everyday negatives: a length nobody gave, a zone nobody named, a start nobody stated.
+    assert derive("2025-08-20T15:30:00", "end", meeting, today=today) is None
+    assert derive("2025-07-10T19:00:00Z", "start_time", [(0, "A call on July 10, 2025 at 3pm, 90 minutes.")], today=today) is None
+    assert derive("2025-08-20T15:15:00", "end", [(0, "Book a 45-minute massage for tomorrow afternoon.")], today=today) is None
+
+
+def test_times_a_stated_interval_apart_from_a_stated_start_are_derived() -> None:
+    said = [(0, "Remind me to take amoxicillin every 8 hours starting at 8am.")]
+    assert derive("16:00", "times_of_day", said)[1] == "1 x 8 hours after at 8 am -> 16:00"
+    assert derive("00:00", "times_of_day", said)[1] == "2 x 8 hours after at 8 am -> 00:00"
+    # Everyday negatives: a time off the interval, an interval nobody said repeats, no start.
+    assert derive("12:00", "times_of_day", said) is None
+    assert derive("00:00", "times_of_day", [(0, "Take the pill at 8am; it lasts 8 hours.")]) is None
+    assert derive("16:00", "times_of_day", [(0, "Remind me every 8 hours.")]) is None
+
+
+def test_the_users_own_thing_a_description_names_is_said_by_my() -> None:
+    described = "Calendar identifier. Use 'primary' for the user's main calendar."
+    assert derive("primary", "calendarId", [(0, "Put lunch on my calendar tomorrow")], description=described) == (
+        0, "my calendar -> primary (the user's main calendar, the description's mapping)")
+    payer = "'me' for the current user, otherwise the friend's name."
+    assert derive("me", "paid_by", [(0, "Dinner was $60, I paid.")], description=payer) is not None
+    # Everyday negatives: someone else's calendar, a shared one, a payer who is not the user.
+    assert derive("primary", "calendarId", [(0, "Put lunch on my husband's agenda")], description=described) is None
+    assert derive("primary", "calendarId", [(0, "Add it to the team calendar")], description=described) is None
+    assert derive("me", "paid_by", [(0, "Sam paid for dinner, $60.")], description=payer) is None

@@ -28,6 +28,9 @@ def said(*texts: str) -> list[tuple[int, str]]:
         ("2 moles in a 10 liter container", 0.01, "volume", "Volume in cubic meters"),
         ("Water boils at 100°C.", 212, "temperature", "Temperature in Fahrenheit"),
         ("a run of ninety minutes", 1.5, "duration_hours", ""),
+        ("a recipe that takes under an hour and a half", 90, "max_total_time_minutes", ""),
+        ("two and a half miles", 4.02, "distance_km", ""),
+        ("Set the hallway thermostat to 60°F.", 15.5, "target_c", ""),  # a thermostat's half-degree step
         ("a drive at 60 mph", 96.56, "speed", "Speed in km/h"),
     ],
 )
@@ -44,6 +47,11 @@ def test_a_quantity_converted_to_the_parameters_unit_is_derived(text: str, value
         ("Meet me at 5 in the lobby.", 12.7, "length_cm", ""),  # "in" is a word before it is an inch
         ("Buy 7 apples and 3 pears.", 14, "count", ""),  # no unit: nothing to convert
         ("The recipe needs 250 grams of flour.", 0, "sugar_grams", ""),  # 0 rounds nothing but 0
+        ("a recipe that takes under an hour and a half", 60, "max_total_time_minutes", ""),  # the half counts
+        ("two and a half miles", 2.5, "distance_km", ""),  # 2.5 miles is 4.02 km
+        ("She is one and a half", 18, "age_months", ""),  # no unit after the half
+        ("Set the hallway thermostat to 60°F.", 16.5, "target_c", ""),  # 15.56 is no 16.5
+        ("I weigh 160 pounds.", 72.5, "weight_kg", ""),  # the half step is a temperature's only (72.57)
     ],
 )
 def test_a_number_the_words_do_not_convert_to_is_not_derived(text: str, value: float, param: str, description: str) -> None:
@@ -357,3 +365,29 @@ def test_the_difference_or_sum_of_two_stated_amounts(value, text, derived):
 )
 def test_units_after_a_quantity_percentages_of_amounts_and_full_region_codes(value, param, text, derived):
     assert (derive(value, param, [(0, text)]) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "param", "derived"),
+    [
+        ("What are Apple, Microsoft and Nvidia trading at?", "AAPL", "symbols", True),
+        ("What are Apple, Microsoft and Nvidia trading at?", "NVDA", "symbols", True),
+        ("Buy 10 shares of Tesla at $180 or lower.", "TSLA", "symbol", True),
+        ("How is Bank of America doing today?", "BAC", "ticker", True),
+        # Everyday negatives: a company nobody named, letters out of order, a parameter that is no ticker.
+        ("Buy 10 shares of Tesla at $180 or lower.", "GOOG", "symbol", False),
+        ("Buy 10 shares of Tesla at $180 or lower.", "TLSA", "symbol", False),
+        ("Open an account at Apple Bank.", "AAPL", "account_code", False),
+    ],
+)
+def test_a_ticker_comes_from_the_letters_of_a_company_the_user_named(text: str, value: str, param: str, derived: bool) -> None:
+    assert (derive(value, param, said(text)) is not None) is derived
+
+
+def test_an_amount_split_between_listed_people_is_each_ones_share() -> None:
+    assert derive("42.00", "owed", said("Dinner at Luigi's, $126 total, split equally between me, Sam and Priya.")) is not None
+    assert derive(42, "owed", said("Dinner was $126, split it with Sam and Priya.")) is not None  # the speaker and two more
+    # Everyday negatives: two people between them, nobody split anything, a share of another amount.
+    assert derive(42, "owed", said("Dinner was $126, split between Sam and Priya.")) is None
+    assert derive(42, "owed", said("Dinner was $126 with Sam and Priya, I'll pay it all.")) is None
+    assert derive(40, "owed", said("Dinner was $126, split between me, Sam and Priya.")) is None

@@ -1,0 +1,113 @@
+"""Values a model works out from numbers the conversation already holds, tool results included.
+
+``derivations`` reads what the user said; these rules read what the tools returned as well:
+
+* a **total** of one field over a list a tool returned ("how much did I spend on groceries last
+  month? then move that amount to checking": the sum of the four transactions' ``amount``);
+* a **multiple** the user asked for of a number the conversation holds next to the thing the
+  parameter names ("Classic Banana Bread ... serves 4" then "double it": ``target_servings: 8``;
+  a deployment at ``replicas: 3`` and "double its replicas": 6).
+
+Bounded like every rule: the last eight tool results, the first 200,000 characters of each, at
+most 64 lists and 2,000 items read in all.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from guard.checks.measures import rounds_to
+from guard.normalise import normalise_text
+from guard.registry import name_words
+
+#: (index, words): where a value came from and how.
+Derivation = tuple[int | None, str]
+
+_RESULTS = 8
+_READ = 200_000
+_LISTS = 64
+_ITEMS = 2_000
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str) and re.fullmatch(r"\s*-?\d{1,12}(?:\.\d{1,6})?\s*", value):
+        value = float(value)
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
+
+
+def result_total(value: object, results: list[tuple[int, str]]) -> Derivation | None:
+    """``amount: 375.0`` where a tool returned four transactions of -84.12, -132.55, -61.30 and
+    -97.03: the sum of one numeric field over the items of a list in one tool result (two items
+    or more), to the value's precision, its sign aside (money spent is returned negative)."""
+    number = _number(value)
+    if number is None or number == 0:
+        return None
+    for index, content in results[-_RESULTS:]:
+        try:
+            data = json.loads(content[:_READ])
+        except (ValueError, RecursionError):
+            continue
+        for items in itertools.islice(_lists(data), _LISTS):
+            rows = [item for item in items[:_ITEMS] if isinstance(item, dict)]
+            if len(rows) < 2:
+                continue
+            for key in rows[0]:
+                column = [_number(row.get(key)) if not isinstance(row.get(key), str) else None for row in rows]
+                if any(v is None for v in column):
+                    continue
+                total = sum(column)  # type: ignore[arg-type]
+                if rounds_to(abs(number), abs(total)):
+                    return index, f"the sum of {len(rows)} {key} values -> {value}"
+    return None
+
+
+def _lists(data: Any, depth: int = 0) -> Iterator[list[Any]]:
+    if depth > 6:
+        return
+    if isinstance(data, list):
+        yield data
+        for item in data[:_ITEMS]:
+            if isinstance(item, (dict, list)):
+                yield from _lists(item, depth + 1)
+    elif isinstance(data, dict):
+        for item in data.values():
+            if isinstance(item, (dict, list)):
+                yield from _lists(item, depth + 1)
+
+
+#: What a user says to ask for a multiple of something: "double it", "twice the size", "halve it".
+_MULTIPLES = {"double": 2.0, "twice": 2.0, "triple": 3.0, "treble": 3.0, "quadruple": 4.0, "halve": 0.5, "half": 0.5}
+_ASKED = re.compile(r"\b(" + "|".join(_MULTIPLES) + r")\b")
+
+
+def asked_multiple(value: object, param: str, asked: str, held: list[tuple[int, str]]) -> Derivation | None:
+    """``target_servings: 8`` from "Double it." after "... serves 4": a multiple the latest
+    request asks for (double, triple, halve) of a number the conversation holds beside a word of
+    the parameter's name, right before or after it (the same first four letters: "serves 4" for
+    ``servings``, ``"replicas": 3``)."""
+    number = _number(value)
+    if number is None or not (m := _ASKED.search(normalise_text(asked[:4_096]))):
+        return None
+    factor = _MULTIPLES[m[1]]
+    stems = {w[:4] for w in name_words(param).split() if len(w) >= 4}
+    if not stems:
+        return None
+    for index, text in reversed(held[-_RESULTS:]):
+        words = normalise_text(text[:_READ // 10]).split()
+        for i, word in enumerate(words[:20_000]):
+            if _number(word) is None or not rounds_to(number, float(word) * factor):
+                continue
+            near = words[max(0, i - 1) : i] + words[i + 1 : i + 2]  # "serves 4", "4 servings", "replicas": 3
+            if any(w[:4] in stems for w in near if len(w) >= 4):
+                return index, f"{m[1]} {word} ({' '.join(near)}) -> {value}"
+    return None
+
+
+__all__ = ["asked_multiple", "result_total"]

@@ -1,0 +1,48 @@
+"""Values worked out from numbers the conversation holds, tool results included: a total over a
+returned list, a multiple the user asked for. The negatives are everyday requests."""
+
+from __future__ import annotations
+
+import json
+
+from guard import Guard
+from guard.checks.computed import asked_multiple, result_total
+from guard.taxonomy import Category
+
+SPENT = json.dumps({"transactions": [{"merchant": "Trader Joe's", "amount": -84.12}, {"merchant": "Costco", "amount": -132.55},
+                                     {"merchant": "Safeway", "amount": -61.3}, {"merchant": "Whole Foods", "amount": -97.03}]})
+
+
+def test_a_total_of_one_field_over_a_returned_list() -> None:
+    assert result_total(375.0, [(2, SPENT)]) == (2, "the sum of 4 amount values -> 375.0")
+    assert result_total("375.00", [(2, SPENT)]) is not None
+    # Everyday negatives: one item's amount alone is no total, another sum, a list of one.
+    assert result_total(84.12, [(2, SPENT)]) is None
+    assert result_total(400.0, [(2, SPENT)]) is None
+    assert result_total(84.12, [(2, json.dumps({"transactions": [{"amount": -84.12}]}))]) is None
+    assert result_total(1.0, [(2, "not json at all")]) is None
+
+
+def test_a_multiple_the_user_asked_for_of_a_number_beside_the_parameters_thing() -> None:
+    held = [(1, "Classic Banana Bread (recipe_id: rcp_40112) serves 4. Ingredients: 3 ripe bananas, 1 egg.")]
+    assert asked_multiple(8, "target_servings", "Double it please.", held) == (1, "double 4 (serves ingredients) -> 8")
+    replicas = [(3, json.dumps({"name": "web", "replicas": 3}))]
+    assert asked_multiple(6, "replicas", "double its replicas", replicas) is not None
+    # Everyday negatives: nothing was asked to double, a number beside another thing (bananas), another factor.
+    assert asked_multiple(8, "target_servings", "Make it for my family please.", held) is None
+    assert asked_multiple(6, "target_servings", "Double it please.", held) is None
+    assert asked_multiple(12, "target_servings", "Double it please.", held) is None
+
+
+def test_a_transfer_of_the_total_a_tool_returned_is_not_asked_about() -> None:
+    tools = [{"name": "get_transactions", "description": "List transactions.", "parameters": {"type": "object", "properties": {}}},
+             {"name": "transfer", "description": "Move money between accounts.",
+              "parameters": {"type": "object", "properties": {"amount": {"type": "number"}}, "required": ["amount"]}}]
+    messages = [{"role": "user", "content": "How much did I spend on groceries last month? Move that amount to checking."},
+                {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "get_transactions", "args": {}}]},
+                {"role": "tool", "tool_call_id": "c1", "name": "get_transactions", "content": SPENT}]
+    guard = Guard(tools)
+    ok = guard.check({"name": "transfer", "args": {"amount": 375.0}, "id": "c2"}, messages)
+    assert not [f for f in ok.findings if f.category is Category.UNGROUNDED_VALUE]
+    made_up = guard.check({"name": "transfer", "args": {"amount": 500.0}, "id": "c2"}, messages)
+    assert [f for f in made_up.findings if f.category is Category.UNGROUNDED_VALUE]
