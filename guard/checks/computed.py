@@ -19,6 +19,7 @@ import json
 import math
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 from guard.checks.measures import rounds_to
@@ -50,22 +51,29 @@ def result_total(value: object, results: list[tuple[int, str]]) -> Derivation | 
     if number is None or number == 0:
         return None
     for index, content in results[-_RESULTS:]:
-        try:
-            data = json.loads(content[:_READ])
-        except (ValueError, RecursionError):
-            continue
-        for items in itertools.islice(_lists(data), _LISTS):
-            rows = [item for item in items[:_ITEMS] if isinstance(item, dict)]
-            if len(rows) < 2:
-                continue
-            for key in rows[0]:
-                column = [_number(row.get(key)) if not isinstance(row.get(key), str) else None for row in rows]
-                if any(v is None for v in column):
-                    continue
-                total = sum(column)  # type: ignore[arg-type]
-                if rounds_to(abs(number), abs(total)):
-                    return index, f"the sum of {len(rows)} {key} values -> {value}"
+        for key, count, total in _totals(content[:_READ]):
+            if rounds_to(abs(number), abs(total)):
+                return index, f"the sum of {count} {key} values -> {value}"
     return None
+
+
+@lru_cache(maxsize=64)  # a result is read once, however many values of however many calls ask
+def _totals(content: str) -> tuple[tuple[str, int, float], ...]:
+    """Each numeric field's total over each list of two objects or more in a JSON tool result."""
+    try:
+        data = json.loads(content)
+    except (ValueError, RecursionError):
+        return ()
+    found = []
+    for items in itertools.islice(_lists(data), _LISTS):
+        rows = [item for item in items[:_ITEMS] if isinstance(item, dict)]
+        if len(rows) < 2:
+            continue
+        for key in list(rows[0])[:32]:
+            column = [None if isinstance(row.get(key), str) else _number(row.get(key)) for row in rows]
+            if all(v is not None for v in column):
+                found.append((str(key), len(rows), math.fsum(column)))  # type: ignore[arg-type]
+    return tuple(found)
 
 
 def _lists(data: Any, depth: int = 0) -> Iterator[list[Any]]:

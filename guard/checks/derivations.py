@@ -684,13 +684,17 @@ def _shifted_time(value: object, ctx: Context) -> Derivation | None:
     if parsed.date is not None and (moment := _aware(value)) is not None:
         starts += [(moment.astimezone(zone).replace(tzinfo=None), f"{zone.key} time of") for zone in measures.zones_named(said)]
     today = ctx.today or date.min
-    for start, how in starts:
+    for start, how in starts[:_MAX_STARTS]:
         written = start.isoformat(timespec="seconds") if parsed.date else start.time().isoformat(timespec="seconds")
         patterns = temporal_patterns(written, today)
         if patterns is not None and (found := patterns.search(said)):
             index = next((i for i, text in reversed(ctx.normalised) if found[-1][0] in text), ctx.normalised[-1][0])
             return index, f"{how} {' '.join(m[0].strip() for m in found)} -> {value}"
     return None
+
+
+#: How many moved start times one value is checked against (each is a pattern search).
+_MAX_STARTS = 32
 
 
 def _aware(value: str) -> datetime | None:
