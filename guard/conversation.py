@@ -140,14 +140,14 @@ def stated_date(text: str) -> datetime | None:
 #: "Today is 2021-10-13", "today's date is Wednesday, May 7, 2025", "it's Jan 16, 2024": the day a
 #: message says it is.
 _TODAY_IS = re.compile(
-    rf"\b(?:today(?:'s date)?(?:\s+is|'s)|it's|it is)\s+(?:(?:{WEEKDAY_OR_SHORT_PATTERN})\.?,?\s+)?([^.;!?\n]{{6,40}})",
+    rf"\b(?:today(?:'s date)?(?:\s+is|['’]s|:|(?=\s+\d{{4}}-\d\d-\d\d\b))|it['’]s|it is)\s+(?:(?:{WEEKDAY_OR_SHORT_PATTERN})\.?,?\s+)?([^.;!?\n]{{6,40}})",
     re.IGNORECASE,
 )
 
 
 #: The time of day a message says it is now: "it's 9:10am", "it's 14:05 UTC", "the time is 3:40 pm".
 _NOW_IS = re.compile(
-    r"\b(?:it'?s|it is|now is|time is|right now)\s+(?:about\s+|now\s+)?(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?"
+    r"\b(?:it'?s|it is|now is|time is|right now)\s+(?:(?:about|now|currently)\s+)?(?:\d{4}-\d\d-\d\d[ t])?(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?"
     r"(?!\s*(?:of|days?|weeks?|months?|years?|people)\b)",
     re.IGNORECASE,
 )

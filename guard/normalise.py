@@ -11,6 +11,7 @@ on odd input (lone surrogates, huge numbers, invalid dates): such input simply m
 
 from __future__ import annotations
 
+import calendar
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -284,7 +285,7 @@ _NAMED_DAYS = {
     -2: r"(?:the )?day before yesterday",
     -1: r"(?<!before )yesterd?a?y|last night",
     0: r"today|tonight|this (?:morning|afternoon|evening)",
-    1: r"(?<!after )tom+or+ow",  # "tomorrow", and as people type it: "tomorow", "tommorow"
+    1: r"(?<!after )(?:tom+or+ow|tmrw|tmr|2morrow)",  # "tomorrow", and as people type it: "tomorow", "tommorow", "tmrw"
     2: r"(?:the )?day after tom+or+ow",
 }
 
@@ -377,7 +378,23 @@ def _date_forms(d: date, today: date) -> list[str]:
         # the end of a range whose month was said once: "October 14th to 16th", "Dec 23-27 2024"
         rf"{month_names} \d{{1,2}}(?: (?:st|nd|rd|th))? (?:(?:to|and|through|until|till) )?(?:the )?{day}{named_year}",
     ]
-    return forms + _relative_forms(d, today)
+    return forms + _weekday_of_month(d, today) + _relative_forms(d, today)
+
+
+_ORDINALS = {1: "first|1 st", 2: "second|2 nd", 3: "third|3 rd", 4: "fourth|4 th", 5: "fifth|5 th"}
+
+
+def _weekday_of_month(d: date, today: date) -> list[str]:
+    """"the 2nd friday of next month", "the last Monday in May": the day as the nth (or last) of
+    its weekday in a month named, or in this or next month."""
+    weekday = _WEEKDAYS[d.weekday()]
+    nth = [_ORDINALS[(d.day - 1) // 7 + 1]] + (["last"] if d.day + 7 > calendar.monthrange(d.year, d.month)[1] else [])
+    months = ["(?:" + "|".join(_MONTHS[d.month - 1]) + rf")(?: {d.year})?"]
+    if today.year * 12 + today.month + 1 == d.year * 12 + d.month:
+        months.append("next month")
+    if (today.year, today.month) == (d.year, d.month):
+        months.append("this month")
+    return [rf"(?:the )?(?:{'|'.join(nth)}) {weekday} (?:of|in) (?:the )?(?:{'|'.join(months)})"]
 
 
 def _relative_forms(d: date, today: date) -> list[str]:
@@ -408,13 +425,16 @@ def _relative_forms(d: date, today: date) -> list[str]:
 
 
 #: The words that name the part of the day an hour falls in, so that "6" with them is 6 pm.
+_PART_OF = r"(?:(?:in the|this|tomorrow|tmrw|at|on|saturday|sunday|monday|tuesday|wednesday|thursday|friday) )?"
 _DAY_PART = {
-    **dict.fromkeys(range(5, 12), "in the morning|this morning|tomorrow morning"),
-    **dict.fromkeys(range(12, 18), "in the afternoon|this afternoon|tomorrow afternoon"),
-    **dict.fromkeys(range(17, 24), "tonight|in the evening|this evening|tomorrow evening|at night|tomorrow night"),
+    **dict.fromkeys(range(5, 12), rf"{_PART_OF}morning"),
+    **dict.fromkeys(range(12, 18), rf"{_PART_OF}afternoon"),
+    **dict.fromkeys(range(17, 24), rf"tonight|{_PART_OF}(?:evening|night)"),
 }
 
 
+#: Words after a number that make it no hour ("around 2 miles", "at 10 percent").
+_OTHER_UNITS = "miles?|km|kilometers?|meters?|minutes?|mins?|hours?|days?|weeks?|percent|people|persons|kg|lbs?|pounds|dollars|euros"
 #: How a clock time a quarter or half from the hour is said.
 _QUARTERS = {15: "quarter (?:past|after)", 30: "half past", 45: "quarter (?:to|of|till)"}
 
@@ -438,7 +458,9 @@ def _time_forms(t: time) -> list[str]:
         # nine and eleven in the morning"
         hour = rf"(?:{h12}|{number_words(h12)})"
         forms += [
-            rf"(?:{part}) (?:(?:at|around|about|by|from) )?{hour}{minutes}{not_other}",
+            rf"(?:{part}) (?:(?:at|around|about|by|from|like) )?{hour}{minutes}{not_other}",
+            # "tmrw afternoon for her shots? around 2", "saturday morning, like 10": a few words between
+            rf"(?:{part})(?: \S+){{1,8}}? (?:at|around|about|like) {hour}{minutes}{not_other}(?! (?:\S+ )?(?:{_OTHER_UNITS}))",
             rf"{hour}{minutes}(?: o clock)?(?= (?:{part}))",
             rf"{hour}{minutes}(?= (?:to|until|till|and) \S+(?: \S+)? (?:{part})(?!\S))",
         ]
@@ -449,6 +471,11 @@ def _time_forms(t: time) -> list[str]:
         part = _DAY_PART.get(t.hour, "")
         others = "|".join(p for p in dict.fromkeys(_DAY_PART.values()) if p != part)
         forms.append(rf"(?:a )?{_QUARTERS[t.minute]} {hour}(?: {says}| o clock)?{not_other}(?! (?:{others})(?!\S))")
+    if not t.second:
+        # "pickup 0400 tmrw", "it's 0600 UTC": four digits, as a 24-hour clock writes them; without
+        # a leading zero only with the clock's own words ("1400 hrs"), for 1400 may be a year
+        hhmm = rf"{t.hour:02d}{t.minute:02d}"
+        forms.append(rf"{hhmm}(?= (?:hrs?|hours|utc|gmt|z|zulu|local)(?!\S))" if t.hour >= 10 else rf"{hhmm}(?! \d)")
     if t.minute == 0 and not t.second:
         forms += [rf"{h12} {says}", rf"{t.hour:02d} h", rf"{h12} o clock", rf"at {h12}(?: {says})?(?! \d){not_other}"]
         forms += {0: ["midnight"], 12: ["noon", "midday"]}.get(t.hour, [])

@@ -937,7 +937,7 @@ def selection_check(ctx: Any) -> list[Finding]:
     # a step towards any tool that fits this part better (the tracks found before they are added
     # to the playlist, the product found before it goes in the cart)
     ahead = [ctx.registry.get(n) for j, n in enumerate(tools.names) if rows[part, j] > rows[part, me] and n not in done]
-    if _lookup(ctx.spec, prefix) and any(spec is not None and _feeds(ctx.spec, spec, prefix) for spec in ahead):
+    if (_lookup(ctx.spec, prefix) or _produces(ctx.spec, prefix)) and any(spec is not None and _feeds(ctx.spec, spec, prefix) for spec in ahead):
         return []
     acted_on = _nouns(better, prefix) | {_noun(w) for w in _verb_first(better, prefix)[:1]}  # "refill_prescription": a refill too
     if _lookup(ctx.spec, prefix) and _acts(better, prefix) and not _nouns(ctx.spec, prefix) & acted_on:
@@ -1013,6 +1013,13 @@ def _nouns(spec: ToolSpec, prefix: str | None = None) -> set[str]:
     return {_noun(w) for w in words if w not in _VERBS and w not in GRAMMAR_WORDS}
 
 
+def _produces(spec: ToolSpec, prefix: str | None = None) -> bool:
+    """Whether a tool's name says it makes something a later step uses: an upload, an import, a
+    generated or created object (``smm_upload_media`` before the post that attaches it)."""
+    words = _verb_first(spec, prefix)
+    return bool(words) and words[0] in _MAKING_VERBS | {"upload", "import"}
+
+
 def _lookup(spec: ToolSpec, prefix: str | None = None) -> bool:
     """Whether a tool's name says it reads (get, search, list, …) rather than acts: a producer
     that makes something (``create_playlist``, ``generate_report``) is no lookup."""
@@ -1027,10 +1034,20 @@ def _selection_parts(users: list[str]) -> list[str]:
 
 
 def _done_this_turn(conversation: Conversation) -> set[str]:
-    """The tools already called since the user last spoke: their steps are done, and a call after
-    them is a later step of the plan (the flight booked after the search, the translation sent
-    after it was made), which the tools ranked best for the request as a whole do not describe."""
-    return {call.name for m in conversation.messages[conversation.last_user_index + 1 :] for call in m.tool_calls}
+    """The tools already called since the user last asked for something: their steps are done, and
+    a call after them is a later step of the plan (the flight booked after the search, the
+    translation sent after it was made), which the tools ranked best for the request as a whole do
+    not describe. A short user message that answers the assistant's question and asks nothing
+    itself ("Which works?" - "3:20 please") goes on with the request before it, so the tools
+    called since that request count."""
+    messages = conversation.messages
+    start = conversation.last_user_index
+    latest = messages[start].content if start >= 0 else ""
+    before = next((m for m in reversed(messages[: max(start, 0)]) if m.role in ("user", "assistant") and (m.content or "").strip()), None)
+    answers = before is not None and before.role == "assistant" and before.content.rstrip().endswith("?")
+    if answers and "?" not in latest and len(latest.split()) <= 12:  # an answer asks nothing and is short
+        start = next((i for i in range(start - 1, -1, -1) if messages[i].role == "user"), start)
+    return {call.name for m in messages[start + 1 :] for call in m.tool_calls}
 
 
 def _selection_texts(conversation: Conversation) -> list[str]:
@@ -1057,12 +1074,14 @@ def _noun(word: str) -> str:
 
 def _feeds(step: ToolSpec, goal: ToolSpec, prefix: str | None = None) -> bool:
     """Whether ``step`` produces a value ``goal`` requires: its name's nouns or its declared
-    outputs name one of ``goal``'s required parameters ("GetUserToken" -> ``token``)."""
+    outputs name one of ``goal``'s required parameters ("GetUserToken" -> ``token``); a step that
+    makes something (an upload) feeds any parameter that takes it (``media_ids``)."""
     produced = {_noun(w) for w in _words(step, prefix) if w not in _VERBS}
     outputs = step.metadata.get("output_parameters") if isinstance(step.metadata, dict) else None
     if isinstance(outputs, dict):
         produced |= {_noun(w) for k in outputs for w in name_words(str(k)).split()}
-    for required in goal.required:
+    taken = list(goal.properties) if _produces(step, prefix) else goal.required
+    for required in taken:
         words = {_noun(w) for w in name_words(required).split() if w not in _KEY_WORDS}
         if words and words <= produced:
             return True  # "search_restaurants" finds the restaurant_id "book_table" needs

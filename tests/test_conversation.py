@@ -58,3 +58,15 @@ def test_the_moment_a_message_says_it_is_now():
     assert stated_now("It's 9:10am, remind me in 20 min") is None  # no date said
     assert stated_now("we are 4 of us, it's 4 of us on 12 Nov 2024") is None  # "4 of us" is no clock
     assert stated_now("x " * 3_000 + "It's 9:10am on Tuesday 12 Nov 2024") is None  # past the first 4,096 characters
+
+
+def test_today_and_now_are_read_as_people_type_them():
+    from guard.conversation import stated_now, stated_today
+
+    assert stated_today("today 2025-05-29. file a flight plan for tomorrow") == datetime(2025, 5, 29)
+    assert stated_today("today’s 2025-07-08, is united 1542 on time?") == datetime(2025, 7, 8)
+    assert stated_now("It's currently 2025-04-03 15:00 UTC. Show me the past 24 hours.")[0] == datetime(2025, 4, 3, 15, 0)
+    # Everyday negatives: "today" before something that is no date, a year that is no clock.
+    assert stated_today("today I walked 5 km") is None
+    assert stated_today("today 25 people came") is None
+    assert stated_now("It's 2025 and I still print my tickets") is None

@@ -161,6 +161,13 @@ def test_a_midnight_time_next_to_a_date_means_the_date_alone():
         ("2021-09-20", "what did I spend a week ago"),
         ("2021-09-24", "the order I placed 3 days ago"),
         ("2021-10-11", "in two weeks"),
+        ("14:00", "can my cat come in tmrw afternoon for her shots? around 2 if possible"),
+        ("10:00", "can i see the pier one saturday morning, like 10?"),
+        ("04:00", "pickup appt 0400 tmrw"),
+        ("2021-09-28", "pickup appt 0400 tmrw"),
+        ("14:00", "meet at 1400 hrs"),
+        ("2021-10-08", "leaving the 2nd friday of next month"),
+        ("2021-10-25", "the last Monday in October"),
     ],
 )
 def test_a_text_mentions_a_date_or_time_in_the_forms_people_write(value, text):
@@ -182,6 +189,12 @@ def test_a_text_mentions_a_date_or_time_in_the_forms_people_write(value, text):
         ("18:45", "a quarter to seven in the morning"),
         ("2021-09-21", "what did I spend a week ago"),
         ("2021-10-04", "two weeks ago"),
+        ("02:00", "tmrw afternoon around 2"),
+        ("14:00", "this afternoon I ran around 2 miles"),
+        ("20:23", "back in 2023 we met"),
+        ("14:00", "a map from 1400 AD"),
+        ("2021-10-15", "leaving the 2nd friday of next month"),
+        ("2021-10-18", "the last Monday in October"),
     ],
 )
 def test_a_text_about_another_date_or_time_does_not_mention_it(value, text):

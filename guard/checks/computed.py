@@ -4,6 +4,8 @@
 
 * a **total** of one field over a list a tool returned ("how much did I spend on groceries last
   month? then move that amount to checking": the sum of the four transactions' ``amount``);
+* a **date-time a tool returned, moved** by a length the user said ("pull the last 6 hours for
+  that sensor" after a reading stamped 14:05: the start at 08:05);
 * a **multiple** the user asked for of a number the conversation holds next to the thing the
   parameter names ("Classic Banana Bread ... serves 4" then "double it": ``target_servings: 8``;
   a deployment at ``replicas: 3`` and "double its replicas": 6).
@@ -19,9 +21,11 @@ import json
 import math
 import re
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
+from guard.checks import measures
 from guard.checks.measures import rounds_to
 from guard.normalise import normalise_text
 from guard.registry import name_words
@@ -90,6 +94,45 @@ def _lists(data: Any, depth: int = 0) -> Iterator[list[Any]]:
                 yield from _lists(item, depth + 1)
 
 
+def shifted_result_time(value: object, said: list[tuple[int, str]], results: list[tuple[int, str]]) -> Derivation | None:
+    """``start: 2025-07-02T08:05:00Z`` from "pull the last 6 hours" after a reading stamped
+    ``2025-07-02T14:05:00Z``: a date-time a tool returned, moved back or on by a length of time
+    the user said (written as the value is: the same offset and precision)."""
+    if not isinstance(value, str) or not _STAMP.fullmatch(value.strip()):
+        return None
+    text = value.strip()
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    spans = [q for _, words in said[-_RESULTS:] for q in itertools.islice(measures.quantities(words), 8)]
+    for q in spans[:16]:
+        minutes = measures.in_unit(q, "minute")
+        if minutes is None or not 1 <= minutes <= 366 * 24 * 60:
+            continue
+        for moved in (moment + timedelta(minutes=minutes), moment - timedelta(minutes=minutes)):
+            written = _written_like(moved, text)
+            for index, content in results[-_RESULTS:]:
+                if written in content[:_READ]:
+                    return index, f"{written} {'-' if moved > moment else '+'} {q.words} -> {value}"
+    return None
+
+
+_STAMP = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d)?(?:\.\d+)?(?:[zZ]|[+-]\d\d:?\d\d)?")
+
+
+def _written_like(moment: datetime, like: str) -> str:
+    """``moment`` written as ``like`` is: its separator, its seconds, its zone suffix."""
+    sep = "T" if "T" in like else " "
+    seconds = len(like) >= 19 and like[16] == ":"
+    written = moment.strftime(f"%Y-%m-%d{sep}%H:%M" + (":%S" if seconds else ""))
+    if like.endswith(("Z", "z")):
+        return written + like[-1]
+    if moment.tzinfo is not None and (m := re.search(r"[+-]\d\d:?\d\d$", like)):
+        return written + m[0]
+    return written
+
+
 #: What a user says to ask for a multiple of something: "double it", "twice the size", "halve it".
 _MULTIPLES = {"double": 2.0, "twice": 2.0, "triple": 3.0, "treble": 3.0, "quadruple": 4.0, "halve": 0.5, "half": 0.5}
 _ASKED = re.compile(r"\b(" + "|".join(_MULTIPLES) + r")\b")
@@ -118,4 +161,4 @@ def asked_multiple(value: object, param: str, asked: str, held: list[tuple[int, 
     return None
 
 
-__all__ = ["asked_multiple", "result_total"]
+__all__ = ["asked_multiple", "result_total", "shifted_result_time"]

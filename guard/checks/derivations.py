@@ -126,7 +126,28 @@ def _month_bounds(value: object, ctx: Context) -> Derivation | None:
         for found in itertools.islice(_MONTH_YEAR.finditer(text[:_READ]), _MAX_SPANS):
             if _MONTHS[found[1].lower()] == month and int(found[2]) == year:
                 return index, f"{found[0]} -> {value}"
+    if ctx.today is None or not _nearest_years(month, ctx.today) & {year}:
+        return None
+    for index, text in ctx.said:  # "my gas bill in january" (said in February 2025): January 2025
+        for found in itertools.islice(_MONTH_ALONE.finditer(text[:_READ]), _MAX_SPANS):
+            name = found[2].lower()
+            if _MONTHS[name] == month and (name != "may" or found[1]):
+                return index, f"{found[0].strip()} (the nearest) -> {value}"
     return None
+
+
+#: A month named without a year: "in january", "for March", "last may".
+_MONTH_ALONE = re.compile(
+    r"\b(?:(in|for|of|during|last|this|next|since|until|by) )?(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\b(?!\.?,?\s+\d)",
+    re.IGNORECASE,
+)
+
+
+def _nearest_years(month: int, today: date) -> set[int]:
+    """The years of the month's occurrences nearest to ``today``: the last one and the next one."""
+    if month == today.month:
+        return {today.year}
+    return {today.year if month < today.month else today.year - 1, today.year if month > today.month else today.year + 1}
 
 
 def _day_group(value: object, ctx: Context) -> Derivation | None:
@@ -191,6 +212,13 @@ def _grouped_digits(value: object, ctx: Context) -> Derivation | None:
 #: Parameter words that count things: one of them is what "a", "an" or "another" asks for.
 _COUNT_WORDS = frozenset({"quantity", "qty", "count", "copies", "units", "pieces", "items", "tickets", "seats", "rooms"})
 _ONE_THING = re.compile(r"\b(?:a|an|another|one|single)\s+(?:pair\s+of\s+|single\s+)?[a-z]", re.IGNORECASE)
+def _plural(word: str) -> bool:
+    """Whether a word reads as a plural noun ("pizzas", "tickets"; not "glass", "it's", "bus")."""
+    word = word.strip(".,;:!?'\"()").lower()
+    return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "'s", "’s"))
+
+
+_THE_THING = re.compile(r"\b(?:the|my|this|that)\s+([a-z]{3,})\b(?!\s+(?:of|and)\b)", re.IGNORECASE)
 _CARDINAL = re.compile(
     r"(?<![\w.:/-])\d+(?![\w.:/-])|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozen|couple|several|few|some|all)\b",
     re.IGNORECASE,
@@ -219,6 +247,8 @@ def _one_item(value: object, ctx: Context) -> Derivation | None:
         return None
     if counts and (one := _ONE_THING.search(text)) is not None:
         return index, f"{one.group(0)[:-1].strip()} -> 1"
+    if counts and (one := _THE_THING.search(text)) and not _plural(one[1]) and not any(map(_plural, text[: one.start()].split())):
+        return index, f"{one.group(0)} -> 1"  # "money back for the charger": the first thing named is one
     if limits:
         for one in itertools.islice(_ONLY_ONE.finditer(text), _MAX_SPANS):
             noun = one[1].lower()
@@ -960,6 +990,20 @@ def _place_with_country(value: object, ctx: Context) -> Derivation | None:
     return places[0], f"{parts[0]} with its country or region -> {value}"
 
 
+def _place_before_name(value: object, ctx: Context) -> Derivation | None:
+    """``team: "Los Angeles Lakers"`` from "the Lakers' games", ``"Boston Celtics"`` from "the
+    Celtics": a capitalised name the user said, with the place it is named for written before it
+    in full (a team's, a university's, a branch's official name). Which place needs world
+    knowledge: only that the added words name a place is checked."""
+    if not isinstance(value, str) or not 2 <= len(words := value.split()) <= 6:
+        return None
+    for cut in range(1, len(words)):
+        place, name = " ".join(words[:cut]), " ".join(words[cut:])
+        if name[:1].isupper() and len(name) > 2 and measures.is_place(place) and (index := _said_phrase(name, ctx)) is not None:
+            return index, f"{name} with its place -> {value}"
+    return None
+
+
 def is_country(part: str) -> bool:
     """Whether ``part`` names a country: its name, a common short form or demonym ("UK",
     "America"), or its ISO code in capitals."""
@@ -1053,6 +1097,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _gender,
     _country,
     _place_with_country,
+    _place_before_name,
     _colour_hex,
     *measures.RULES,
 )

@@ -33,8 +33,9 @@ from typing import Any, Protocol
 from rapidfuzz import fuzz
 
 from guard.checks import CheckContext
-from guard.checks.computed import asked_multiple, result_total
+from guard.checks.computed import asked_multiple, result_total, shifted_result_time
 from guard.checks.derivations import date_value, derive
+from guard.checks.measures import unit_field
 from guard.checks.risk import risk_of
 from guard.conversation import Conversation
 from guard.lexicon import FACTLESS_WORDS
@@ -48,6 +49,7 @@ from guard.normalise import (
     parse_number,
     temporal_patterns,
 )
+from guard.registry import name_words
 from guard.taxonomy import Category
 
 NAME = "grounding"
@@ -242,6 +244,45 @@ def _leaves(args: Any, schema: dict[str, Any], ignored: frozenset[str]) -> Itera
         stack.extend(reversed(children))
 
 
+#: Name words of a field that numbers the items of a list in their order ("routingOrder", "step").
+_ORDER_WORDS = frozenset({"order", "position", "sequence", "seq", "rank", "step", "index"})
+_PATH_PART = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]")
+
+
+def _numbered(leaf: _Leaf) -> str | None:
+    """``signers[1].routingOrder: 2``: an item's place in its list, counted from 1 (or 0), in a
+    field whose name says it orders the items: the order the user listed them in."""
+    m = re.search(r"\[(\d+)\]\.[^.\[\]]+$", leaf.path)
+    if m is None or isinstance(leaf.value, bool) or not isinstance(leaf.value, int) or not _ORDER_WORDS & set(name_words(leaf.name).split()):
+        return None
+    place = int(m[1])
+    return f"item {place + 1} of the list, in the order given" if leaf.value in (place, place + 1) else None
+
+
+def _sibling_unit(args: Any, path: str) -> str | None:
+    """The unit a number's sibling field names (``{"quantity": 170, "unit": "g"}``: grams), in
+    words a unit reader knows; None without one."""
+    parts = _PATH_PART.findall(path)
+    node = args
+    for key, item in parts[:-1]:
+        try:
+            node = node[int(item)] if item else node[key]
+        except (KeyError, IndexError, TypeError, ValueError):
+            return None
+    if not isinstance(node, dict):
+        return None
+    written = next((node[k] for k in ("unit", "units", "uom", "unit_of_measure") if isinstance(node.get(k), str)), None)
+    unit = unit_field(written) if written else None
+    return str(unit) if unit is not None else None
+
+
+def _parent_key(path: str) -> str:
+    """The key of the object a leaf sits in: ``order_by`` for ``$.order_by.column``, ``sort`` for
+    ``$.sort[0].field``; "" at the top."""
+    keys = re.findall(r"\.([^.\[\]]+)", path)
+    return keys[-2] if len(keys) >= 2 else ""
+
+
 def _options(schema: Any) -> tuple[dict[str, Any], ...]:
     """A schema and the alternatives it lists (anyOf, oneOf, allOf), flattened."""
     if not isinstance(schema, dict) or not schema:
@@ -415,11 +456,15 @@ def _ground_lexically(leaf: _Leaf, index: GroundingIndex, ctx: CheckContext) -> 
         if match is not None:
             return match
     description = next((str(s["description"]) for s in leaf.schemas if s.get("description")), "")
+    if numbered := _numbered(leaf):
+        return GroundingMatch("derived", None, numbered, 1.0)
+    if unit := _sibling_unit(ctx.args, leaf.path):
+        description = f"{description} (in {unit})"  # "quantity": 170 beside "unit": "g"
     if derived := derive(leaf.value, leaf.name, ctx.conversation.said_texts, description=description, today=index.today):
         return GroundingMatch("derived", derived[0], derived[1], 1.0)
     conversation = ctx.conversation
     results = [(i, m.content) for i, m in enumerate(conversation.messages) if m.role == "tool" and m.content]
-    if results and (total := result_total(leaf.value, results)):
+    if results and (total := result_total(leaf.value, results) or shifted_result_time(leaf.value, conversation.said_texts, results)):
         return GroundingMatch("computed", total[0], total[1], 1.0)
     held = sorted(conversation.said_texts + results)
     if conversation.latest_request and (multiple := asked_multiple(leaf.value, leaf.name, conversation.latest_request, held)):
@@ -506,7 +551,7 @@ def check(ctx: CheckContext) -> list[Finding]:
     searched = index.searched
     findings = []
     for leaf, skipped in entries:
-        risk = risk_of(leaf.name, leaf.schemas, leaf.value, index.said.haystack, index.results.haystack)
+        risk = risk_of(leaf.name, leaf.schemas, leaf.value, index.said.haystack, index.results.haystack, parent=_parent_key(leaf.path))
         evidence = {"searched": searched, "risk": risk.level, "risk_reason": risk.reason}
         if isinstance(skipped, SemanticSkip):
             evidence["semantic"] = skipped.reason  # the embedding check was over its latency budget

@@ -104,6 +104,8 @@ _SUPERSCRIPTS = str.maketrans({"²": "^2", "³": "^3", "·": "*", "µ": "u", "μ
 _NUMBER = r"(?<![\w.])(-?\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?)"
 _QUANTITY = re.compile(_NUMBER + r"\s*-?\s*((?:[^\W\d_]|[°])[\w/^*°.-]*(?:\s+(?:per\s+)?[^\W\d_][\w/^]*){0,2})")
 _WORD = re.compile(r"[^\W\d_]+")
+#: Two or three sides written with "x" and one unit after the last: "18x12x10 inches", "40 × 30 cm".
+_DIMENSIONS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*[x×]\s*(\d+(?:\.\d+)?)(?:\s*[x×]\s*(\d+(?:\.\d+)?))?\s*([^\W\d_][\w.]*(?:\s+[^\W\d_]+)?)")
 _NUMBER_WORD = re.compile(
     r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|hundred|dozen|half|an?)\b",
     re.IGNORECASE,
@@ -154,6 +156,18 @@ def unit_of(words: str) -> Any | None:
     return None
 
 
+def unit_field(text: str) -> Any | None:
+    """The pint unit a unit field's value names ("g", "ml", "cup", "lb"): as ``unit_of``, but a
+    field holds a unit, so a letter alone is one ("g" is grams, not a word)."""
+    if not text or len(text) > 20:
+        return None
+    try:
+        unit = _registry().parse_units(text.strip())
+    except Exception:  # no unit pint knows
+        return None
+    return None if unit.dimensionless else unit
+
+
 #: Words pint reads as units that people write for something else ("5 g" is grams, but "the
 #: 5 are"?): the area "are", the "point", "tex", "barn", "mil".
 _NOT_UNITS = frozenset({"are", "point", "points", "tex", "barn", "barns", "mil", "pt", "min.", "rad", "sr", "one"})
@@ -176,6 +190,11 @@ def _read_quantities(text: str) -> tuple[Quantity, ...]:
         number = _float(m[1].replace(",", ""))
         if number is not None and (q := _with_unit(number, m[2], m.start(), m.start(2))):
             found.append(q)
+    for m in itertools.islice(_DIMENSIONS.finditer(text), 16):  # "18x12x10 inches": each side in inches
+        numbers = [n for n in m.group(1, 2, 3) if n]
+        q = _with_unit(float(numbers[-1]), m[4], m.start(3) if m[3] else m.start(2), m.start(4))
+        if q is not None:
+            found += [Quantity(float(n), q.unit, f"{n} {m[4].split()[0]}", m.start(), m.end()) for n in numbers]
     halves = []
     for m in itertools.islice(_AND_A_HALF.finditer(text), 16):
         number = 1 if m[1].casefold() in ("a", "an") else parse_number(m[1].casefold())
@@ -331,6 +350,32 @@ def converted_quantity(value: object, ctx: Context) -> Derivation | None:
         for converted, unit in _conversions(q, targets):
             if rounds_to(value, converted) or (_temperature(q.unit) and _to_a_half(value, converted)):
                 return index, f"{q.words} -> {value} {unit}"
+    return None
+
+
+#: A thermostat or temperature setting written as a bare number: "turn the thermostat to 68".
+_BARE_SETTING = re.compile(r"\b(?:thermostat|temperature|temp|heat|heating|cooling|a/?c|degrees)\b[^.?!\n]{0,40}?\b(?:to|at)\s+(\d{1,3}(?:\.\d)?)\b(?!\s*(?:°|%|deg|degrees|percent|[cfk]\b|min|minutes|hours?|pm|am))", re.IGNORECASE)
+
+
+def bare_temperature(value: object, ctx: Context) -> Derivation | None:
+    """``setpoint_c: 20`` from "turn the thermostat to 68": a temperature setting said as a bare
+    number in the scale people there use (68 is Fahrenheit: no room is set to 68 °C), written in
+    the parameter's scale, to the value's precision or a thermostat's half degree."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    registry = _registry()
+    scales = [t for t in _targets(ctx) if _temperature(t)]
+    for index, text in ctx.said:
+        for m in itertools.islice(_BARE_SETTING.finditer(text[:_CACHED_TEXT]), 8):
+            said = float(m[1])
+            for target in scales:
+                # the other scale than the parameter's: Fahrenheit for a number a room in Celsius never is
+                source = registry.degF if said >= 45 and target != registry.degF else registry.degC if said <= 35 and target == registry.degF else None
+                if source is None:
+                    continue
+                exact = registry.Quantity(said, source).to(target).magnitude
+                if rounds_to(value, exact) or _to_a_half(value, exact):
+                    return index, f"{m[1]} ({source:~}) -> {value} {target:~}"
     return None
 
 
@@ -589,7 +634,8 @@ def country_of_place(value: object, ctx: Context) -> Derivation | None:
                 # a city is named after "in", "to", "for" ("the weather in lyon": "a nice day" names
                 # none); a state or region by its name alone ("Boulder, Colorado 80302")
                 code, region = places.get(name, ("", False))
-                if code == country.alpha_2 and (region or words[i - 1] in _PLACE_CUES):
+                cue = words[i - 1] in _PLACE_CUES or (i >= 2 and words[i - 1].isdigit() and words[i - 2] in _PLACE_CUES)
+                if code == country.alpha_2 and (region or cue):  # "from 60614 (Chicago)": a postal code between
                     return index, f"{words[i - 1]} {name} -> {value}"
     return None
 
@@ -637,6 +683,18 @@ def region_code(value: object, ctx: Context) -> Derivation | None:
             if f" {name} " in text:
                 return index, f"{name} -> {value}"
     return None
+
+
+def is_place(part: str) -> bool:
+    """Whether ``part`` names a city an airport serves, a state or region, or a country ("Los
+    Angeles", "Bavaria", "France")."""
+    return normalise_text(part) in _city_names() or is_region(part) or is_country(part)
+
+
+@_once
+def _city_names() -> frozenset[str]:
+    """Every city an airport serves, normalised (``airportsdata``), one country's or several."""
+    return frozenset(city for airport in _airport_table().values() if (city := normalise_text(airport.get("city") or "")))
 
 
 def is_region(part: str) -> bool:
@@ -853,7 +911,38 @@ def time_zone(value: object, ctx: Context) -> Derivation | None:
     for index, text in ctx.normalised:
         if f" {city} " in _folded(text[:_CACHED_TEXT]):  # "São Paulo" for America/Sao_Paulo
             return index, f"{city} -> {value}"
+    for word, zone in _region_zones():  # "9am eastern": US/Eastern, the zone America/New_York keeps
+        if _same_clock(zone, value.strip()):
+            said = re.compile(rf"(?:\d|am|pm) {word}(?!\S)|(?<!\S){word} (?:time|standard|daylight)(?!\S)")
+            for index, text in ctx.normalised:  # after a clock time, or before "time": no "eastern office"
+                if said.search(text[:_CACHED_TEXT]):
+                    return index, f"{word} ({zone}) -> {value}"
     return None
+
+
+@_once
+def _region_zones() -> tuple[tuple[str, str], ...]:
+    """The zones people name by their region ("eastern", "pacific", "atlantic"): tzdata's
+    ``US/...`` and ``Canada/...`` names, with the word that names each."""
+    return tuple((normalise_text(name.split("/", 1)[1].replace("_", " ")), name)
+                 for name in sorted(_zones()) if name.startswith(("US/", "Canada/")))
+
+
+@lru_cache(maxsize=256)
+def _same_clock(a: str, b: str) -> bool:
+    """Whether two zones keep the same clock through this year and the next (US/Eastern and
+    America/New_York): the same UTC offset at the start of every month."""
+    import zoneinfo
+    from datetime import datetime, timezone
+
+    try:
+        za, zb = zoneinfo.ZoneInfo(a), zoneinfo.ZoneInfo(b)
+    except Exception:
+        return False
+    year = datetime.now(timezone.utc).year
+    moments = [datetime(y, m, 1, 12, tzinfo=timezone.utc) for y in (year, year + 1) for m in range(1, 13)]
+    moments += [datetime(year, m, 15, 12, tzinfo=timezone.utc) for m in (3, 11)]  # the weeks clocks change
+    return all(t.astimezone(za).utcoffset() == t.astimezone(zb).utcoffset() for t in moments)
 
 
 def zones_named(text: str) -> list[Any]:
@@ -1025,6 +1114,8 @@ _LISTED_SHARERS = re.compile(
     r"((?:[^\W\d_]+\s*,\s*){0,10}[^\W\d_]+\s*,?\s+and\s+[^\W\d_]+)",
     re.IGNORECASE,
 )
+#: Parameter words that name a change between two amounts: its sign says which way.
+_CHANGE_WORDS = frozenset({"delta", "difference", "diff", "change", "adjustment", "variance", "offset"})
 #: How many of the latest messages the amount rules read together.
 _AMOUNT_MESSAGES = 8
 
@@ -1057,10 +1148,17 @@ def difference_or_sum(value: object, ctx: Context) -> Derivation | None:
         for index, wa, a in amounts:
             if rounds_to(value, a / n):
                 return index, f"{wa} / {n:g} -> {value}"
-    if abs(value) < 100:
+    change = bool(_CHANGE_WORDS & set(ctx.words))
+    if abs(value) < 100 and not change:
         return None
     for index, text in said:
         here = _amounts(text)
+        if change:  # "quantity_delta": -7 from "the system says 120 but we counted 113": the later less the earlier
+            for i, (wa, a) in enumerate(here):
+                for wb, b in here[i + 1 :]:
+                    if a != b and rounds_to(value, b - a):
+                        return index, f"{wb} - {wa} -> {value}"
+            continue  # a change has a sign: no sum, and no difference the other way round
         for i, (wa, a) in enumerate(here):
             for wb, b in here[i + 1 :]:
                 if a == b:
@@ -1091,6 +1189,6 @@ def warm() -> None:
 
 
 RULES = (
-    converted_quantity, unit_symbol, currency_name, minor_units, language_code, airport_code, ticker_symbol, country_of_place, region_code, time_zone, periods_per_year, per_period, arithmetic,
+    converted_quantity, bare_temperature, unit_symbol, currency_name, minor_units, language_code, airport_code, ticker_symbol, country_of_place, region_code, time_zone, periods_per_year, per_period, arithmetic,
     difference_or_sum, holiday, phone_number,
 )

@@ -66,6 +66,7 @@ _DESCRIPTIVE_WORDS = frozenset(
     feedback preferences preference interests context situation concerns
     question questions query prompt instruction instructions
     subject body message caption text title headline memo term terms keyword keywords
+    statement explanation justification narrative purpose
     """.split()
 )
 
@@ -92,10 +93,11 @@ class Risk:
         return CONFIDENCE[self.level]
 
 
-def risk_of(name: str, schemas: Iterable[dict[str, Any]], value: Any, said: str = "", results: str = "") -> Risk:
+def risk_of(name: str, schemas: Iterable[dict[str, Any]], value: Any, said: str = "", results: str = "", parent: str = "") -> Risk:
     """What is at stake if ``value`` for parameter ``name`` (described by ``schemas``) was invented;
     ``said`` is what the user and system said, ``results`` what earlier tools returned (a summary
-    or a message must echo them to count as derivable: the e-mail reporting a booking)."""
+    or a message must echo them to count as derivable: the e-mail reporting a booking);
+    ``parent`` the key of the object the parameter sits in (``order_by`` for ``order_by.column``)."""
     schemas = [s for s in schemas if isinstance(s, dict)]
     words = set(name_words(name).split())
     formats = {str(s.get("format")) for s in schemas if s.get("format")}
@@ -115,9 +117,10 @@ def risk_of(name: str, schemas: Iterable[dict[str, Any]], value: Any, said: str 
         return Risk("derivable", "descriptive text in the model's words, echoing what was said or returned")
     if isinstance(value, str) and words & _QUERY_WORDS and _literals_said(value, said, results):
         return Risk("derivable", "a query in the tool's own syntax whose values were said or returned")
+    selector = words | set(name_words(parent).split()) if words & {"column", "field", "key", "property", "attribute"} else words
     if isinstance(value, str) and len(value) <= 64 and (
-        words & _SELECTOR_WORDS or {"order", "by"} <= words or {"property", "name"} <= words or {"field", "name"} <= words
-    ):  # "fields", "sort_by", "propertyName"; not "field" ("field of study") nor "property_type"
+        selector & _SELECTOR_WORDS or {"order", "by"} <= selector or {"property", "name"} <= words or {"field", "name"} <= words
+    ):  # "fields", "sort_by", "propertyName", "order_by.column"; not "field" ("field of study") nor "property_type"
         return Risk("derivable", "the name of one of the API's own fields: it shapes the answer and carries no user data")
     return Risk("ordinary", "a value the user would normally state")
 

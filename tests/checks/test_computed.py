@@ -46,3 +46,15 @@ def test_a_transfer_of_the_total_a_tool_returned_is_not_asked_about() -> None:
     assert not [f for f in ok.findings if f.category is Category.UNGROUNDED_VALUE]
     made_up = guard.check({"name": "transfer", "args": {"amount": 500.0}, "id": "c2"}, messages)
     assert [f for f in made_up.findings if f.category is Category.UNGROUNDED_VALUE]
+
+
+def test_a_returned_time_moved_by_a_length_the_user_said() -> None:
+    from guard.checks.computed import shifted_result_time
+
+    readings = [(3, json.dumps({"readings": [{"device_id": "snr-0x7a2", "value": 6.4, "ts": "2025-07-02T14:05:00Z"}]}))]
+    said = [(4, "ok pull the last 6 hours for that one")]
+    assert shifted_result_time("2025-07-02T08:05:00Z", said, readings) == (3, "2025-07-02T14:05:00Z - 6 hours -> 2025-07-02T08:05:00Z")
+    # Everyday negatives: a length nobody said, a time written without the result's zone, no length at all.
+    assert shifted_result_time("2025-07-02T09:05:00Z", said, readings) is None
+    assert shifted_result_time("2025-07-02T08:05:00+02:00", said, readings) is None
+    assert shifted_result_time("2025-07-02T08:05:00Z", [(4, "ok pull the history for that one")], readings) is None

@@ -589,3 +589,33 @@ def test_the_users_own_thing_a_description_names_is_said_by_my() -> None:
     assert derive("primary", "calendarId", [(0, "Put lunch on my husband's agenda")], description=described) is None
     assert derive("primary", "calendarId", [(0, "Add it to the team calendar")], description=described) is None
     assert derive("me", "paid_by", [(0, "Sam paid for dinner, $60.")], description=payer) is None
+
+
+def test_a_name_the_user_said_with_its_place_written_before_it() -> None:
+    said = [(0, "Show me the Lakers' games for the rest of this month.")]
+    assert derive("Los Angeles Lakers", "team", said) == (0, "Lakers with its place -> Los Angeles Lakers")
+    assert derive("Boston Celtics", "team", [(0, "Did the Celtics win last night?")]) is not None
+    # Everyday negatives: another team of that city, words before the name that are no place, a name nobody said.
+    assert derive("Los Angeles Clippers", "team", said) is None
+    assert derive("Blue Lakers", "team", said) is None
+    assert derive("Los Angeles Lakers", "team", [(0, "Show me tonight's games.")]) is None
+
+
+def test_a_month_named_alone_is_its_nearest_occurrence() -> None:
+    today = date(2025, 2, 20)
+    said = [(0, "why was my gas bill so high in january??")]
+    assert derive("2025-01", "billing_period", said, today=today) == (0, "in january (the nearest) -> 2025-01")
+    assert derive("2025-03-31", "end_date", [(0, "book it for March")], today=today) is not None
+    # Everyday negatives: a January two years back, "may" that is no month, a day inside the month.
+    assert derive("2024-01", "billing_period", said, today=today) is None
+    assert derive("2025-05", "billing_period", [(0, "you may pick any month")], today=today) is None
+    assert derive("2025-01-15", "billing_period", said, today=today) is None
+
+
+def test_one_thing_named_in_the_singular_is_a_quantity_of_one() -> None:
+    said = [(0, "the charger showed up cracked, speaker's fine. can i get my money back for the charger?")]
+    assert derive(1, "quantity", said) == (0, "the charger -> 1")
+    # Everyday negatives: plural things, a count said, the thing after a plural one.
+    assert derive(1, "quantity", [(0, "refund the tickets for my concert")]) is None
+    assert derive(1, "quantity", [(0, "return 2 of the chargers")]) is None
+    assert derive(1, "quantity", [(0, "Order pizzas for the team")]) is None

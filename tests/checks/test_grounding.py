@@ -378,3 +378,35 @@ def test_a_derivation_reads_the_parameters_description_and_the_conversations_dat
     assert findings({"when": week_later}, said) == []
     assert findings({"when": (NOW + timedelta(weeks=1, days=1)).date().isoformat()}, said) == ["$.when"]
     assert findings({"minutes": 61}, said) == ["$.minutes"]
+
+
+def _ungrounded(tool: dict[str, Any], args: dict[str, Any], said: str) -> list[str]:
+    from guard import Guard
+
+    decision = Guard([tool]).check({"name": tool["name"], "args": args, "id": "c1"}, [{"role": "user", "content": said}])
+    return [f.path for f in decision.findings if f.category.value == "ungrounded_value"]
+
+
+def test_an_items_place_in_its_list_numbers_it_in_a_field_that_orders_them() -> None:
+    signer = {"type": "object", "properties": {"name": {"type": "string"}, "email": {"type": "string"}, "routingOrder": {"type": "integer"}}}
+    tool = {"name": "send_envelope", "description": "Send for signature.",
+            "parameters": {"type": "object", "properties": {"signers": {"type": "array", "items": signer}}}}
+    said = "tenant Priya Nair priya@example.com signs first, then me, Sam Okafor sam@example.com"
+    signers = [{"name": "Priya Nair", "email": "priya@example.com", "routingOrder": 1}, {"name": "Sam Okafor", "email": "sam@example.com", "routingOrder": 2}]
+    assert _ungrounded(tool, {"signers": signers}, said) == []
+    # Everyday negatives: a number off the item's place, a field that does not order the items.
+    signers[1]["routingOrder"] = 5
+    assert _ungrounded(tool, {"signers": signers}, said) == ["$.signers[1].routingOrder"]
+    signer["properties"]["seats"] = {"type": "integer"}
+    assert _ungrounded(tool, {"signers": [{"name": "Priya Nair", "email": "priya@example.com", "seats": 2}]}, said) == ["$.signers[0].seats"]
+
+
+def test_a_number_is_converted_to_the_unit_its_sibling_field_names() -> None:
+    item = {"type": "object", "properties": {"food_name": {"type": "string"}, "quantity": {"type": "number"},
+                                                "unit": {"type": "string", "enum": ["g", "ml", "cup", "plate"]}}}
+    tool = {"name": "log_meal", "description": "Log foods.", "parameters": {"type": "object", "properties": {"items": {"type": "array", "items": item}}}}
+    said = "log lunch: 6 oz grilled chicken breast"
+    assert _ungrounded(tool, {"items": [{"food_name": "grilled chicken breast", "quantity": 170, "unit": "g"}]}, said) == []
+    # Everyday negatives: the number in another unit than its sibling says, a sibling that is no unit.
+    assert _ungrounded(tool, {"items": [{"food_name": "grilled chicken breast", "quantity": 170, "unit": "ml"}]}, said) == ["$.items[0].quantity"]
+    assert _ungrounded(tool, {"items": [{"food_name": "grilled chicken breast", "quantity": 170, "unit": "plate"}]}, said) == ["$.items[0].quantity"]

@@ -391,3 +391,48 @@ def test_an_amount_split_between_listed_people_is_each_ones_share() -> None:
     assert derive(42, "owed", said("Dinner was $126, split between Sam and Priya.")) is None
     assert derive(42, "owed", said("Dinner was $126 with Sam and Priya, I'll pay it all.")) is None
     assert derive(40, "owed", said("Dinner was $126, split between me, Sam and Priya.")) is None
+
+
+
+def test_a_us_zone_named_by_its_region_after_a_clock_time() -> None:
+    assert derive("America/New_York", "timezone", said("schedule it next tuesday at 9am eastern")) is not None
+    assert derive("America/Los_Angeles", "timezone", said("call at 3pm pacific time")) is not None
+    # Everyday negatives: another region's zone, "eastern" and "pacific" that name no time.
+    assert derive("America/Chicago", "timezone", said("schedule it next tuesday at 9am eastern")) is None
+    assert derive("America/New_York", "timezone", said("book the eastern office")) is None
+    assert derive("America/Los_Angeles", "timezone", said("a cruise on the pacific ocean")) is None
+
+
+def test_sides_written_with_x_and_one_unit() -> None:
+    assert [(q.magnitude, str(q.unit)) for q in quantities("a 12 lb box, 18x12x10 inches")][1:] == [(18.0, "inch"), (12.0, "inch"), (10.0, "inch")]
+    assert derive(45.72, "length_cm", said("a box, 18x12x10 inches")) is not None
+    # Everyday negatives: a size with no unit, a multiplier, a side nobody wrote.
+    assert quantities("a 2x4 from the lumber yard") == ()
+    assert quantities("take it 3x a day") == ()
+    assert derive(50.8, "length_cm", said("a box, 18x12x10 inches")) is None
+
+
+def test_a_change_is_the_later_amount_less_the_earlier() -> None:
+    text = "cycle count at bin A-14-03: system says 120 of SKU WH-88231 but we counted 113. fix it"
+    assert derive(-7, "quantity_delta", said(text)) == (0, "113 - 120 -> -7")
+    # Everyday negatives: the change the wrong way round, a count that is no change, a sum.
+    assert derive(7, "quantity_delta", said(text)) is None
+    assert derive(-7, "quantity", said(text)) is None
+    assert derive(233, "quantity_delta", said(text)) is None
+
+
+def test_a_bare_thermostat_setting_in_the_other_scale() -> None:
+    assert derive(20, "setpoint_c", said("turn the upstairs thermostat to 68 and switch it to heat")) is not None
+    assert derive(68, "setpoint_f", said("set the heat to 20")) is not None
+    # Everyday negatives: a setting that is no temperature, another number, a time.
+    assert derive(20, "setpoint_c", said("set the volume to 68")) is None
+    assert derive(19, "setpoint_c", said("turn the thermostat to 68")) is None
+    assert derive(20, "setpoint_c", said("turn the thermostat up at 68 minutes past")) is None
+
+
+def test_the_country_of_a_city_after_a_postal_code() -> None:
+    assert derive("US", "country", said("ship from 60614 (Chicago) to Toronto")) is not None
+    # Everyday negatives: another country, a city named without a cue, a number that is no code.
+    assert derive("CA", "country", said("ship from 60614 (Chicago)")) is None
+    assert derive("US", "country", said("I sold 3 chicago pizzas")) is None
+    assert derive("FR", "country", said("ship from 60614 (Chicago)")) is None

@@ -205,6 +205,11 @@ def test_a_query_whose_values_were_said_and_the_apis_own_field_names_are_derivab
     assert risk_of("propertyName", [{}], "email", said).level == "derivable"
     assert risk_of("property_type", [{}], "condo", said).level == "ordinary"  # the user's choice, no field name
     assert risk_of("field", [{}], "medicine", said).level == "ordinary"
+    # a column inside the object that orders or sorts the answer is a field name too
+    assert risk_of("column", [{}], "created_at", said, parent="order_by").level == "derivable"
+    assert risk_of("field", [{}], "updated_at", said, parent="sort").level == "derivable"
+    assert risk_of("column", [{}], "status", said, parent="filters").level == "ordinary"  # a filter's column picks the data
+    assert risk_of("name", [{}], "Globex", said, parent="order_by").level == "ordinary"  # only a column, field or key word
 
 
 def test_how_many_results_a_lookup_returns_is_derivable_unless_the_user_said_another():
@@ -223,3 +228,17 @@ def test_a_memo_or_a_search_term_that_echoes_the_request_is_derivable():
     assert risk_of("memo", [{}], "Top-up for rent", said).level == "derivable"
     assert risk_of("term", [{}], "Ethiopian restaurant", said).level == "derivable"
     assert risk_of("memo", [{}], "Birthday gift for Anna", said).level == "ordinary"  # echoes nothing said
+
+
+def test_a_statement_or_purpose_that_echoes_the_request_is_derivable():
+    from guard.checks.risk import risk_of
+
+    said = ("I want to contest ticket PK-2025-339910. I was in the loading zone but my commercial permit 44120 was "
+            "displayed on the dash. For my vehicle log: drove 85 miles to see a client in Buffalo.")
+    statement = "I was parked in the loading zone with my commercial permit 44120 displayed on the dashboard."
+    assert risk_of("statement", [{}], statement, said).level == "derivable"
+    assert risk_of("purpose", [{}], "Client visit", said).level == "derivable"
+    # Everyday negatives: a statement or purpose about what nobody said, and a one-word purpose.
+    assert risk_of("statement", [{}], "The meter was broken and the signage was unclear.", said).level == "ordinary"
+    assert risk_of("purpose", [{}], "Conference travel", said).level == "ordinary"
+    assert risk_of("purpose", [{}], "client", said).level == "ordinary"

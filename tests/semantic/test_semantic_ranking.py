@@ -248,3 +248,33 @@ def test_a_step_feeds_a_tool_that_starts_from_what_its_description_says_it_gives
     assert not _feeds(registry.get("get_weather"), registry.get("places_search_nearby"))
     assert not _feeds(registry.get("get_weather"), registry.get("send_email"))
     assert not _feeds(registry.get("send_email"), registry.get("places_search_nearby"))
+
+
+def test_an_answer_to_the_assistants_question_goes_on_with_the_request_before_it() -> None:
+    from guard.semantic import _done_this_turn
+
+    asked = [("user", "Biscuit is limping, can he be seen today? My phone is (503) 555-0148."),
+             {"role": "assistant", "content": "", "tool_calls": [{"name": "find_client", "args": {"phone": "5035550148"}, "id": "1"}]},
+             {"role": "tool", "content": "{\"client_id\": \"CL-1\"}", "tool_call_id": "1"},
+             ("assistant", "We can see Biscuit at 3:20 PM or 4:40 PM. Which works?"),
+             ("user", "3:20 please")]
+    assert _done_this_turn(Conversation.from_messages(asked)) == {"find_client"}
+    # Everyday negatives: a new request after a report, or after a question the user did not answer.
+    reported = [*asked[:3], ("assistant", "Booked for 3:20 PM."), ("user", "Now send me an SMS reminder.")]
+    assert _done_this_turn(Conversation.from_messages(reported)) == set()
+    assert _done_this_turn(Conversation.from_messages(asked[:3] + [("user", "3:20 please")])) == set()
+
+
+def test_an_upload_feeds_a_tool_that_takes_what_it_made_even_when_optional() -> None:
+    from guard.semantic import _feeds
+
+    registry = ToolRegistry([
+        tool("smm_upload_media", "Upload an image from a URL.", ("url",)),
+        tool("smm_create_post", "Create a scheduled post.", ("account_id", "caption"), media_ids="The uploaded media."),
+        tool("smm_get_post_analytics", "Analytics for a post.", ("post_id",)),
+        tool("smm_get_media", "Get a media item.", ("media_id",)),
+    ])
+    assert _feeds(registry.get("smm_upload_media"), registry.get("smm_create_post"), "smm")
+    # Everyday negatives: what the upload made is not what the other tool takes; a lookup feeds only what is required.
+    assert not _feeds(registry.get("smm_upload_media"), registry.get("smm_get_post_analytics"), "smm")
+    assert not _feeds(registry.get("smm_get_media"), registry.get("smm_create_post"), "smm")
