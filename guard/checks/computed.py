@@ -113,7 +113,7 @@ def shifted_result_time(value: object, said: list[tuple[int, str]], results: lis
         for moved in (moment + timedelta(minutes=minutes), moment - timedelta(minutes=minutes)):
             written = _written_like(moved, text)
             for index, content in results[-_RESULTS:]:
-                if written in content[:_READ]:
+                if content.find(written, 0, _READ) >= 0:
                     return index, f"{written} {'-' if moved > moment else '+'} {q.words} -> {value}"
     return None
 
