@@ -147,7 +147,7 @@ _TODAY_IS = re.compile(
 
 #: The time of day a message says it is now: "it's 9:10am", "it's 14:05 UTC", "the time is 3:40 pm".
 _NOW_IS = re.compile(
-    r"\b(?:it'?s|it is|now is|time is|right now)\s+(?:(?:about|now|currently)\s+)?(?:\d{4}-\d\d-\d\d[ t])?(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?"
+    r"\b(?:it'?s|it is|now is|time is|right now|current time:?|time now:?)\s+(?:(?:about|now|currently)\s+)?(?:\d{4}-\d\d-\d\d[ t])?(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?"
     r"(?!\s*(?:of|days?|weeks?|months?|years?|people)\b)",
     re.IGNORECASE,
 )

@@ -59,3 +59,30 @@ STOPWORDS = frozenset(
     thank thanks type use used user using value values various want wants way well whether would
     """.split()
 )
+
+#: Verbs that start a tool's name or ask for an action, by what the action does: one table for the
+#: action check (read, create, update, delete) and the semantic selection check (a lookup reads; a
+#: tool that makes something feeds a later step; every other kind acts). A verb may be of two
+#: kinds ("create" makes and creates); the action check takes the first of read, create, update,
+#: delete that holds it.
+TOOL_VERBS: dict[str, frozenset[str]] = {
+    "read": frozenset(
+        "get query search find list retrieve fetch view show lookup look read browse check display track analyze "
+        "load obtain describe geocode".split()
+    ),
+    "make": frozenset("generate create request upload import".split()),
+    "create": frozenset("add create record register book schedule insert post submit log new generate make".split()),
+    "update": frozenset(
+        "update modify change edit adjust set move reschedule rename replace push postpone delay mark bump escalate "
+        "reassign ack acknowledge resolve snooze".split()
+    ),
+    "delete": frozenset("delete remove cancel drop clear erase unregister".split()),
+    "act": frozenset(
+        "buy close draft email file open order pay place purchase reserve send share transfer write upload refund reply "
+        "respond invite assign approve reject archive publish notify subscribe unsubscribe merge deploy restart "
+        "resize attach enroll renew refill ship transition scale stop start snapshot backup".split()
+    ),
+}
+#: Verbs of ``TOOL_VERBS`` that are as often everyday nouns ("take place", "backup required",
+#: "the order"): a tool's name uses them as verbs, a request is not read as asking for them.
+NOUN_LIKE_VERBS = frozenset("place file open order backup snapshot ship scale share email draft transfer refund upload post log record book".split())

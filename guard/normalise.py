@@ -72,6 +72,8 @@ _NUMBER_WORDS = {**_SMALL_VALUES, **_TENS_VALUES}
 _SCALE_WORDS = {**_MULTIPLIERS, **_SCALES}
 #: Scales written as a letter after the digits ("20k", "3bn"); "m" is metres as often as millions.
 _SCALE_SUFFIXES = {"k": 1_000, "mn": 1_000_000, "bn": 1_000_000_000}
+#: Signs written before a sum of money, after which "M" and "B" are millions and billions.
+_MONEY_SIGNS = frozenset("$€£¥₹")
 _PERCENT = frozenset({"%", "percent", "pct"})
 
 #: Units by dimension, as factors to the dimension's base unit (seconds, metres, grams, litres).
@@ -165,6 +167,8 @@ def numbers_in(text: str) -> dict[int | float, str]:
         if m.group("sign"):
             value = -value
         suffix = m.group("suffix")
+        if suffix in ("m", "b") and folded[max(0, m.start() - 1) : m.start()] in _MONEY_SIGNS:
+            suffix = {"m": "mn", "b": "bn"}[suffix]  # "$1.2M": a sum of money in millions, not metres
         surface = folded[m.start() : m.end() if _qualifies(suffix) else m.end("num")]
         _add_readings(found, value, suffix, surface)
     for m in _SHARED_SUFFIX.finditer(folded):  # "150-180k": the range's start is 150k too
@@ -276,6 +280,7 @@ _ISO_VALUE = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})(?:[ t](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:z|[+-]\d{2}:?\d{2})?)?",
     re.ASCII | re.IGNORECASE,
 )
+_SLASHED_DATE = re.compile(r"\d{4}/\d{2}/\d{2}(?![\d/])")
 _TIME_VALUE = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?", re.ASCII)
 
 _MONTHS = MONTHS
@@ -303,6 +308,8 @@ class Temporal:
 def parse_temporal(value: str) -> Temporal | None:
     """Read "2021-09-28", "2021-09-28 14:00:00", "2021-09-28T14:00" or "14:00"; else None."""
     s = value.strip()
+    if _SLASHED_DATE.match(s):
+        s = s[:10].replace("/", "-") + s[10:]  # "2023/07/15": the same date, as some APIs write it
     try:
         if m := _ISO_VALUE.fullmatch(s):
             day = date(int(m[1]), int(m[2]), int(m[3]))

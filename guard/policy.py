@@ -188,6 +188,11 @@ class SemanticConfig(_Strict):
     min_part_relevance: float | None = Field(0.13, ge=0, le=1, description="every part of a request must reach this")
     selection: bool = Field(True, description="flag a called tool clearly out-ranked by another one")
     selection_margin: float = Field(0.10, ge=0, le=1)
+    selection_floor: float = Field(
+        0.30, ge=0, le=1,
+        description="a lookup is flagged only when the better tool itself fits the request part this well (blended "
+        "score): a lookup led by a tool that fits the part weakly is most often a step before the act",
+    )
     code_table: bool = Field(True, description="ISO language and currency codes ground their names")
     backend: Literal["onnx", "onnx-int8", "torch"] | None = Field(
         None,

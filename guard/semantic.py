@@ -72,7 +72,7 @@ from guard.checks.measures import currency_names, language_names
 from guard.checks.relevance import STOPWORDS, ToolScore, split_request, stem
 from guard.checks.relevance import rank_tools as lexical_rank
 from guard.conversation import Conversation
-from guard.lexicon import GRAMMAR_WORDS
+from guard.lexicon import GRAMMAR_WORDS, TOOL_VERBS
 from guard.models import Finding
 from guard.normalise import normalise_text
 from guard.policy import SemanticConfig
@@ -563,8 +563,8 @@ class SemanticGuard:
     - ``min_part_relevance``: ``None`` leaves tool scores uncapped; else a request part whose best
       blended score is below it caps every tool's score there (the request is not served).
     - ``selection_margin``: ``selection_check`` flags a tool that fits the request this much
-      (blended score) worse than the best tool; ``selection=False`` leaves it out of
-      ``call_checks``.
+      (blended score) worse than the best tool; a lookup only when that tool itself scores
+      ``selection_floor`` or more there; ``selection=False`` leaves it out of ``call_checks``.
 
     ``caches`` (``SemanticCaches``) may be shared with guards over the same embedder and
     ``max_span_words``: nothing in them depends on a threshold.
@@ -583,6 +583,7 @@ class SemanticGuard:
         semantic_weight: float = 0.7,
         min_part_relevance: float | None = 0.13,
         selection_margin: float = 0.10,
+        selection_floor: float = 0.30,
         selection: bool = True,
         code_table: bool = True,
         cache_size: int = 4_096,
@@ -599,6 +600,7 @@ class SemanticGuard:
         self.semantic_weight = semantic_weight
         self.min_part_relevance = min_part_relevance
         self.selection_margin = selection_margin
+        self.selection_floor = selection_floor
         self.selection = selection
         self.code_table = code_table
         self.budget_ms = budget_ms
@@ -931,6 +933,8 @@ def selection_check(ctx: Any) -> list[Finding]:
     gap = float(rows[part, best] - rows[part, me])
     if best == me or gap < semantic.selection_margin:
         return []
+    if rows[part, best] < semantic.selection_floor and (_lookup(ctx.spec, prefix) or _reads_context(ctx.spec, ctx.args, prefix)):
+        return []  # a lookup led by a tool that itself fits the part weakly: a step before the act, most often
     better = ctx.registry.get(tools.names[best])
     if better is None or _feeds(ctx.spec, better, prefix):
         return []
@@ -990,12 +994,8 @@ def _reads_context(spec: ToolSpec, args: Any, prefix: str | None = None) -> bool
     return not args and not spec.required and _lookup(spec, prefix)
 
 
-_ACTION_VERBS = frozenset(
-    """add book buy cancel change close create delete draft edit email file make modify move open order pay place post
-    purchase register remove reschedule reserve schedule scale send set share submit transfer update upload write
-    refund reply respond invite assign approve reject archive publish notify subscribe unsubscribe merge deploy restart
-    resize attach enroll renew refill ship transition""".split()
-)
+#: Verbs that say a tool acts (``guard.lexicon.TOOL_VERBS``: creates, changes, deletes or acts otherwise).
+_ACTION_VERBS = TOOL_VERBS["create"] | TOOL_VERBS["update"] | TOOL_VERBS["delete"] | TOOL_VERBS["act"]
 
 
 def _acts(spec: ToolSpec, prefix: str | None = None) -> bool:
@@ -1017,7 +1017,7 @@ def _produces(spec: ToolSpec, prefix: str | None = None) -> bool:
     """Whether a tool's name says it makes something a later step uses: an upload, an import, a
     generated or created object (``smm_upload_media`` before the post that attaches it)."""
     words = _verb_first(spec, prefix)
-    return bool(words) and words[0] in _MAKING_VERBS | {"upload", "import"}
+    return bool(words) and words[0] in _MAKING_VERBS
 
 
 def _lookup(spec: ToolSpec, prefix: str | None = None) -> bool:
@@ -1056,12 +1056,13 @@ def _selection_texts(conversation: Conversation) -> list[str]:
     return [_request_text(t) for t in _selection_parts(users)] if users else []
 
 
-_VERBS = frozenset(["get", "query", "fetch", "retrieve", "search", "find", "list", "lookup", "look", "check", "read", "load", "request", "obtain", "describe", "geocode", "view", "browse", "generate", "create"])
+#: Verbs that say a tool reads, or makes what a later step uses (``guard.lexicon.TOOL_VERBS``).
+_VERBS = TOOL_VERBS["read"] | TOOL_VERBS["make"]
 
 
 #: Verbs of ``_VERBS`` that make something new: such a tool produces what a later step needs,
 #: but calling it is no mere reading.
-_MAKING_VERBS = frozenset({"generate", "create", "request"})
+_MAKING_VERBS = TOOL_VERBS["make"]
 
 #: Name words that say a parameter is a thing's key: ``issue_number`` needs the issue.
 _KEY_WORDS = frozenset({"id", "ids", "number", "num", "no", "key", "code", "uuid"})
@@ -1076,7 +1077,9 @@ def _feeds(step: ToolSpec, goal: ToolSpec, prefix: str | None = None) -> bool:
     """Whether ``step`` produces a value ``goal`` requires: its name's nouns or its declared
     outputs name one of ``goal``'s required parameters ("GetUserToken" -> ``token``); a step that
     makes something (an upload) feeds any parameter that takes it (``media_ids``)."""
-    produced = {_noun(w) for w in _words(step, prefix) if w not in _VERBS}
+    words = _words(step, prefix)
+    # what the name says it deals in; a name that is a verb alone ("ups_track") deals in its verb's thing
+    produced = {_noun(w) for w in words if w not in _VERBS} or {_noun(w) for w in words[:1]}
     outputs = step.metadata.get("output_parameters") if isinstance(step.metadata, dict) else None
     if isinstance(outputs, dict):
         produced |= {_noun(w) for k in outputs for w in name_words(str(k)).split()}

@@ -52,7 +52,6 @@ Derivation = tuple[int | None, str]
 _MONTHS = MONTH_NUMBER
 _WEEKDAYS = list(WEEKDAYS)
 _DAY_GROUPS = {"weekday": _WEEKDAYS[:5], "weekdays": _WEEKDAYS[:5], "weekend": _WEEKDAYS[5:], "weekends": _WEEKDAYS[5:]}
-_CURRENCY_SYMBOLS = {"$": "usd", "€": "eur", "£": "gbp", "¥": "jpy", "₹": "inr", "₩": "krw", "₽": "rub"}
 _MONTH_YEAR = re.compile(r"\b(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?,?\s+(\d{4})\b", re.IGNORECASE)
 _ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 _ISO_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
@@ -166,10 +165,10 @@ def _currency_code(value: object, ctx: Context) -> Derivation | None:
     """``"USD"`` from "$75": the code of a currency symbol written before an amount."""
     if not isinstance(value, str):
         return None
-    code = value.strip().lower()
+    code = value.strip().upper()
     for index, text in ctx.said:
-        for symbol, symbol_code in _CURRENCY_SYMBOLS.items():
-            if symbol_code == code and re.search(re.escape(symbol) + r"\s?\d", text):
+        for symbol, symbol_code in measures.currency_symbols().items():
+            if symbol_code == code and re.search(re.escape(symbol) + r"\s?\d", text[:_READ]):
                 return index, f"{symbol} -> {value}"
     return None
 
@@ -562,7 +561,7 @@ def _epoch_seconds(value: object, ctx: Context) -> Derivation | None:
 
 #: A span of time from now: "in 20 min", "in 2 hours", "for the next 2 hours", "45 minutes from now".
 _FROM_NOW = re.compile(
-    r"\b(?:in|for the next|within)\s+(\d{1,3}|an?|[a-z]+)\s*(min(?:ute)?s?|h(?:ou)?rs?|hours?)\b"
+    r"\b(?:in|for|for the next|within)\s+(\d{1,3}|an?|[a-z]+)\s*(min(?:ute)?s?|h(?:ou)?rs?|hours?)\b"
     r"|\b(\d{1,3})\s*(min(?:ute)?s?|h(?:ou)?rs?|hours?)\s+from now\b"
     r"|\b(?:the\s+)?(?:last|past|previous)\s+(?:(\d{1,3}|[a-z]+)\s+)?(min(?:ute)?s?|h(?:ou)?rs?|hours?)\b",  # back from now
     re.IGNORECASE,
@@ -580,10 +579,13 @@ def _from_stated_now(value: object, ctx: Context) -> Derivation | None:
         if parsed is None or parsed.date is None or parsed.time is None:
             return None
         target = datetime.combine(parsed.date, parsed.time)
-    for index, text in ctx.said:
-        if (stated := stated_now(text)) is None:
-            continue
-        now, clock = stated
+    # the clock one message states (a system message's "Current time: ..."), the span any message
+    # from it on asks for ("mute it for two hours")
+    nows = [(index, stated) for index, text in ctx.said if (stated := stated_now(text)) is not None]
+    if not nows:
+        return None
+    start, (now, clock) = nows[-1]
+    for index, text in [(i, t) for i, t in ctx.said if i >= start][-_MAX_SPANS:]:
         for span in itertools.islice(_FROM_NOW.finditer(text[:_READ]), _MAX_SPANS):
             amount, unit = next((span[i], span[i + 1]) for i in (1, 3, 5) if span[i + 1])
             count = 1 if not amount or amount.lower() in ("a", "an", "the") else parse_number(amount)
@@ -625,7 +627,7 @@ _READ = 4_096
 _MAX_SPANS = 8
 
 _PERIOD_PHRASE = re.compile(
-    r" (?:(last|previous|this|current|next|coming) |(?:the )?(end|start|beginning) of (?:this|the) )(week|month|year)s? "
+    r" (?:(last|previous|this|current|next|coming) |(?:the )?(end|start|beginning) of (?:this|the) )(week|month|quarter|year)s? "
 )
 
 
@@ -639,7 +641,7 @@ def _todays(ctx: Context) -> list[date]:
 
 
 def _period_bounds(today: date, which: str, unit: str) -> tuple[date, ...]:
-    """The first and last day (and, for a week, its Friday) of the week, month or year that
+    """The first and last day (and, for a week, its Friday) of the week, month, quarter or year that
     ``which`` (last, this, next) names, seen from ``today``."""
     step = {"last": -1, "previous": -1, "next": 1, "coming": 1}.get(which, 0)
     if unit == "week":
@@ -648,6 +650,9 @@ def _period_bounds(today: date, which: str, unit: str) -> tuple[date, ...]:
     if unit == "month":
         first = today.replace(day=1) + relativedelta(months=step)
         return first, first + relativedelta(months=1, days=-1)
+    if unit == "quarter":  # calendar quarters: January, April, July, October
+        first = date(today.year, 3 * ((today.month - 1) // 3) + 1, 1) + relativedelta(months=3 * step)
+        return first, first + relativedelta(months=3, days=-1)
     first = date(today.year + step, 1, 1)
     return first, date(first.year, 12, 31)
 

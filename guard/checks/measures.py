@@ -432,6 +432,21 @@ _CONVENTIONAL_CURRENCIES = {"dollar": "USD", "dollars": "USD", "buck": "USD", "b
                             "pound": "GBP", "pounds": "GBP", "quid": "GBP", "sterling": "GBP"}
 
 
+@_once
+def currency_symbols() -> dict[str, str]:
+    """A currency sign written before an amount -> its ISO 4217 code, from CLDR's English symbols
+    (``babel``): "$" USD, "€" EUR, "£" GBP, "¥" JPY, "₹" INR, "₩" KRW and the other one-character
+    signs only one currency has."""
+    from babel import Locale
+
+    signs: dict[str, set[str]] = {}
+    for code in Locale("en").currencies:
+        sign = babel.numbers.get_currency_symbol(code, "en")
+        if len(sign) == 1 and not sign.isalnum() and code != "XXX":
+            signs.setdefault(sign, set()).add(code)
+    return {sign: codes.pop() for sign, codes in signs.items() if len(codes) == 1}
+
+
 def currency_names(code: str) -> list[str]:
     """The normalised names a currency code is said by: CLDR's, the last word of one when no other
     currency in use ends so, and what English speakers mean by "dollars" or "pounds"."""
@@ -1103,6 +1118,19 @@ def _amounts(text: str) -> tuple[tuple[str, float], ...]:
 _PERCENTS = re.compile(r"(?<![\w.])(\d{1,2}(?:\.\d+)?)\s*(?:%|percent\b)")
 
 
+#: A price: a sum of money after its sign ("$12.50", "€ 9").
+_PRICE = re.compile(r"[$€£¥₹]\s?(\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?|\d{1,7}(?:\.\d{1,2})?)(?![\d.,]*\s*[kmb]\b)", re.IGNORECASE)
+#: A count of things: a whole number from 2 to 1,000 before a word, in digits or words ("40 units", "3 consulting hours").
+_COUNT = re.compile(r"(?<![\w.$€£¥₹,])(\d{1,4}|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\s+(?=[a-z])", re.IGNORECASE)
+
+
+def _counts(text: str) -> Iterable[float]:
+    for m in _COUNT.finditer(text):
+        n = parse_number(m[1].lower()) if not m[1].isdigit() else int(m[1])
+        if isinstance(n, (int, float)) and 2 <= n <= 1_000:
+            yield float(n)
+
+
 #: How many share an amount: "the three of us", "split four ways", "between 5 friends".
 _SHARERS = re.compile(
     r"\b([a-z]+|\d{1,2})\s+(?:of us|of them|of you|ways|people|persons|friends|guests|roommates|colleagues)\b", re.IGNORECASE
@@ -1125,12 +1153,21 @@ def difference_or_sum(value: object, ctx: Context) -> Derivation | None:
     the sum of two amounts one message states (each 100 or more, no year); an amount less or more
     a percentage of it the conversation states ("a $480,000 house" ... "20% down": 384000); an
     amount shared by a number of people the conversation states ("dinner was $126 for the three
-    of us": 42). To the value's precision. What is left, what it comes to, what each one owes."""
+    of us": 42); a count of things times a price the conversation states ("40 units at $12.50
+    each": 500). To the value's precision. What is left, what it comes to, what each one owes."""
     if isinstance(value, str) and re.fullmatch(r"-?\d{1,12}(?:\.\d{1,6})?", value.strip()):
         value = float(value)  # "42.00" where the schema wants a decimal string
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not 0 < abs(value):
         return None
     said = ctx.said[-_AMOUNT_MESSAGES:]
+    if abs(value) >= 10:  # "40 units at $12.50 each": 500; "3 consulting hours" at a listed $120.00: 360
+        prices = [(index, m[0], float(m[1].replace(",", ""))) for index, text in said
+                  for m in itertools.islice(_PRICE.finditer(text[:_CACHED_TEXT]), 12)]
+        counts = {n for _, text in said for n in itertools.islice(_counts(text[:_CACHED_TEXT]), 12)}
+        for index, wp, price in prices:
+            for n in counts:
+                if rounds_to(value, n * price):
+                    return index, f"{n:g} x {wp.strip()} -> {value}"
     amounts = [(index, w, a) for index, text in said for w, a in _amounts(text)]
     if not amounts:
         return None
@@ -1179,6 +1216,7 @@ def warm() -> None:
     _phonenumbers()
     _registry()
     _currency_names()
+    currency_symbols()
     _regions()
     _region_names()
     _country_names()

@@ -82,3 +82,15 @@ def test_everyday_update_verbs_and_participles():
 def test_acknowledging_or_resolving_is_an_update():
     assert categories("updateMenuItem", "if the Pad Thai alert fired, ack it") == []
     assert categories("updateMenuItem", "resolve the Pad Thai item issue") == []
+
+
+EC2 = [tool("aws_ec2_describe_instances"), tool("aws_ec2_create_snapshot"), tool("aws_ec2_stop_instances")]
+
+
+def test_a_request_that_also_stops_sends_or_snapshots_asks_for_more_than_a_read():
+    # the verbs come from guard.lexicon.TOOL_VERBS, the one table the selection check reads too
+    assert categories("aws_ec2_create_snapshot", "find the instance tagged legacy, snapshot its root volume, then stop it", EC2) == []
+    assert categories("stripe_create_refund", "look up the charge and send the customer a note", STRIPE) == []
+    # a request that only reads still flags the tool that creates, beside the sibling that reads
+    (finding,) = categories("aws_ec2_create_snapshot", "describe the instances tagged legacy", EC2)
+    assert finding.evidence["better"] == "aws_ec2_describe_instances"

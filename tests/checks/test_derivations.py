@@ -619,3 +619,15 @@ def test_one_thing_named_in_the_singular_is_a_quantity_of_one() -> None:
     assert derive(1, "quantity", [(0, "refund the tickets for my concert")]) is None
     assert derive(1, "quantity", [(0, "return 2 of the chargers")]) is None
     assert derive(1, "quantity", [(0, "Order pizzas for the team")]) is None
+
+
+def test_a_quarter_a_slashed_date_and_a_clock_a_system_message_states() -> None:
+    today = date(2025, 8, 5)
+    assert derive("2025-09-30", "CloseDate", [(0, "closing at the end of this quarter")], today=today) is not None
+    assert derive("2023/07/15", "mindate", [(0, "Last two years, top 20, newest first.")], today=date(2025, 7, 15)) is not None
+    clock = [(0, "Current time: 2025-03-18T14:00:00Z (unix 1742306400)."), (1, "Mute monitor 8812034 for two hours.")]
+    assert derive(1742313600, "end", clock) == (1, "Current time: 2025-03-18T14:00 + for two hours -> 1742313600")
+    # Everyday negatives: the quarter's first day for its end, another span, a span before the clock was stated.
+    assert derive("2025-07-01", "CloseDate", [(0, "closing at the end of this quarter")], today=today) is None
+    assert derive(1742310000, "end", clock) is None
+    assert derive(1742313600, "end", [(0, "Mute monitor 8812034 for two hours."), (1, "Current time: 2025-03-18T14:00:00Z.")]) is None

@@ -436,3 +436,14 @@ def test_the_country_of_a_city_after_a_postal_code() -> None:
     assert derive("CA", "country", said("ship from 60614 (Chicago)")) is None
     assert derive("US", "country", said("I sold 3 chicago pizzas")) is None
     assert derive("FR", "country", said("ship from 60614 (Chicago)")) is None
+
+
+def test_a_count_times_a_stated_price_and_millions_after_a_money_sign() -> None:
+    assert derive(500, "revenue", said("Log today's order: Redwood Cafe bought 40 units at $12.50 each.")) is not None
+    listed = said("Items: 'Consulting hour' (ItemRef 9, $120.00).", "Invoice them for 3 consulting hours.")
+    assert derive(360.0, "Amount", listed) is not None
+    assert 1200000 in numbers_in("Create an opportunity for Globex, $1.2M, closing this quarter.")
+    # Everyday negatives: another product, a wall of 1.2 m is no money, a price nobody multiplied.
+    assert derive(480, "revenue", said("Redwood Cafe bought 40 units at $12.50 each.")) is None
+    assert 1200000 not in numbers_in("a 1.2m wall")
+    assert derive(240, "Amount", said("Invoice them for consulting at $120.00 an hour.")) is None

@@ -278,3 +278,22 @@ def test_an_upload_feeds_a_tool_that_takes_what_it_made_even_when_optional() -> 
     # Everyday negatives: what the upload made is not what the other tool takes; a lookup feeds only what is required.
     assert not _feeds(registry.get("smm_upload_media"), registry.get("smm_get_post_analytics"), "smm")
     assert not _feeds(registry.get("smm_get_media"), registry.get("smm_create_post"), "smm")
+
+
+def test_no_flag_where_the_better_tool_itself_fits_the_part_weakly(embedder: Any) -> None:
+    """A lead over a tool that fits nothing well says little (an answer, a step no tool names):
+    the better tool must itself score ``selection_floor`` on the part."""
+    from guard.semantic import SemanticGuard
+
+    tools = [tool("directory_lookup", "Look up an employee in the company directory.", ("query",)),
+             tool("calendar_find_free_slots", "Find common free time for attendees.", ("attendees", "window_start")),
+             tool("calendar_create_event", "Create a calendar event.", ("title", "start")),
+             tool("slack_post_message", "Post a message to a Slack channel.", ("channel", "text"))]
+    call = {"name": "directory_lookup", "args": {"query": "Alex Kim"}, "id": "1"}
+    asked = "Find 30 minutes tomorrow afternoon with Alex Kim and Priya Shah for a roadmap review, book it, and post the time in #product-team."
+    weak = selection_check(_ctx(SemanticGuard(embedder), tools, call, asked))
+    assert weak == []
+    assert selection_check(_ctx(SemanticGuard(embedder, selection_floor=0.0), tools, call, asked))  # without the floor it flags
+    # a clearly better tool still flags a wrong one
+    wrong = _ctx(SemanticGuard(embedder), TOOLS, {"name": "translate_text", "args": {"text": "Oslo"}, "id": "1"}, "What's the weather like in Oslo today?")
+    assert selection_check(wrong)
