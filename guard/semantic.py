@@ -913,7 +913,7 @@ def selection_check(ctx: Any) -> list[Finding]:
     prefix = _service_prefix(ctx.registry)
     if not isinstance(semantic, SemanticGuard) or ctx.spec is None or _reads_context(ctx.spec, ctx.args, prefix):
         return []
-    users = [m.content for m in ctx.conversation.messages if m.role == "user" and m.content.strip()]
+    users = _open_requests(ctx.conversation)
     if not users or len(ctx.registry.available_names) < 2:
         return []
     tools = semantic._tool_vectors(ctx.registry)
@@ -1042,17 +1042,44 @@ def _done_this_turn(conversation: Conversation) -> set[str]:
     called since that request count."""
     messages = conversation.messages
     start = conversation.last_user_index
-    latest = messages[start].content if start >= 0 else ""
-    before = next((m for m in reversed(messages[: max(start, 0)]) if m.role in ("user", "assistant") and (m.content or "").strip()), None)
-    answers = before is not None and before.role == "assistant" and before.content.rstrip().endswith("?")
-    if answers and "?" not in latest and len(latest.split()) <= 12:  # an answer asks nothing and is short
+    if _answers(conversation):
         start = next((i for i in range(start - 1, -1, -1) if messages[i].role == "user"), start)
     return {call.name for m in messages[start + 1 :] for call in m.tool_calls}
 
 
+def _answers(conversation: Conversation) -> bool:
+    """Whether the user's latest message answers the assistant's question: short, asking nothing
+    itself, right after an assistant message that ends with "?"."""
+    messages = conversation.messages
+    start = conversation.last_user_index
+    latest = messages[start].content if start >= 0 else ""
+    before = next((m for m in reversed(messages[: max(start, 0)]) if m.role in ("user", "assistant") and (m.content or "").strip()), None)
+    asked = before is not None and before.role == "assistant" and before.content.rstrip().endswith("?")
+    return asked and "?" not in latest and len(latest.split()) <= 12
+
+
+def _open_requests(conversation: Conversation) -> list[str]:
+    """What the user asked that is not served yet: the latest message, and the ones before it back
+    to the first a tool has already served (a new request in a later turn is judged on its own,
+    not on what earlier turns asked for); an answer to the assistant's question goes with the
+    request before it."""
+    messages = conversation.messages
+    users = [i for i, m in enumerate(messages) if m.role == "user" and m.content.strip()]
+    if not users:
+        return []
+    keep = [users[-1]]
+    answered = _answers(conversation)
+    for i in reversed(users[:-1]):
+        served = any(m.tool_calls for m in messages[i + 1 : keep[0]])
+        if served and not (answered and keep[0] == users[-1]):
+            break
+        keep.insert(0, i)
+    return [messages[i].content for i in keep]
+
+
 def _selection_texts(conversation: Conversation) -> list[str]:
     """The texts the selection check will embed for a conversation (for a shared pass)."""
-    users = [m.content for m in conversation.messages if m.role == "user" and m.content.strip()]
+    users = _open_requests(conversation)
     return [_request_text(t) for t in _selection_parts(users)] if users else []
 
 

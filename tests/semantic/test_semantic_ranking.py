@@ -297,3 +297,19 @@ def test_no_flag_where_the_better_tool_itself_fits_the_part_weakly(embedder: Any
     # a clearly better tool still flags a wrong one
     wrong = _ctx(SemanticGuard(embedder), TOOLS, {"name": "translate_text", "args": {"text": "Oslo"}, "id": "1"}, "What's the weather like in Oslo today?")
     assert selection_check(wrong)
+
+
+def test_a_new_request_in_a_later_turn_is_judged_on_its_own() -> None:
+    from guard.semantic import _open_requests
+
+    served = [("user", "Which of my open issues in project PAY are blocked?"),
+              {"role": "assistant", "content": "", "tool_calls": [{"name": "jira_search", "args": {"jql": "status = Blocked"}, "id": "1"}]},
+              {"role": "tool", "content": "[\"PAY-311\"]", "tool_call_id": "1"},
+              ("assistant", "PAY-311 is blocked."),
+              ("user", "It is unblocked now. Move it back to In Progress and leave a comment saying so.")]
+    assert _open_requests(Conversation.from_messages(served)) == ["It is unblocked now. Move it back to In Progress and leave a comment saying so."]
+    # Everyday negatives: a request no tool has served yet stays open, and an answer to the assistant's question goes with its request.
+    unserved = [("user", "Please delete my account."), ("user", "My username is foo and my password is bar.")]
+    assert _open_requests(Conversation.from_messages(unserved)) == ["Please delete my account.", "My username is foo and my password is bar."]
+    answered = [*served[:3], ("assistant", "PAY-311 is blocked. Shall I move it?"), ("user", "yes please")]
+    assert _open_requests(Conversation.from_messages(answered)) == ["Which of my open issues in project PAY are blocked?", "yes please"]
