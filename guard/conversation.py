@@ -249,6 +249,11 @@ class Conversation:
         return tuple(m for m in self.messages if m.role == "tool")
 
     @cached_property
+    def tool_texts(self) -> list[tuple[int, str]]:
+        """Each tool result's text with its index in ``messages`` (as ``said_texts``)."""
+        return [(i, m.content) for i, m in enumerate(self.messages) if m.role == "tool" and m.content]
+
+    @cached_property
     def prior_calls(self) -> tuple[ToolCall, ...]:
         return tuple(c for m in self.messages if m.role == "assistant" for c in m.tool_calls)
 

@@ -105,16 +105,12 @@ def shifted_result_time(value: object, said: list[tuple[int, str]], results: lis
         moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
         return None
-    spans = [q for _, words in said[-_RESULTS:] for q in itertools.islice(measures.quantities(words), 8)]
-    for q in spans[:16]:
-        minutes = measures.in_unit(q, "minute")
-        if minutes is None or not 1 <= minutes <= 366 * 24 * 60:
-            continue
-        for moved in (moment + timedelta(minutes=minutes), moment - timedelta(minutes=minutes)):
+    for span in measures.stated_spans((words for _, words in said[-_RESULTS:]), 366 * 24 * 60):
+        for moved in (moment + timedelta(minutes=span.minutes), moment - timedelta(minutes=span.minutes)):
             written = _written_like(moved, text)
             for index, content in results[-_RESULTS:]:
                 if content.find(written, 0, _READ) >= 0:
-                    return index, f"{written} {'-' if moved > moment else '+'} {q.words} -> {value}"
+                    return index, f"{written} {'-' if moved > moment else '+'} {span.words} -> {value}"
     return None
 
 
@@ -138,7 +134,7 @@ _MULTIPLES = {"double": 2.0, "twice": 2.0, "triple": 3.0, "treble": 3.0, "quadru
 _ASKED = re.compile(r"\b(" + "|".join(_MULTIPLES) + r")\b")
 
 
-def asked_multiple(value: object, param: str, asked: str, held: list[tuple[int, str]]) -> Derivation | None:
+def asked_multiple(value: object, param: str, asked: str, said: list[tuple[int, str]], results: list[tuple[int, str]]) -> Derivation | None:
     """``target_servings: 8`` from "Double it." after "... serves 4": a multiple the latest
     request asks for (double, triple, halve) of a number the conversation holds beside a word of
     the parameter's name, right before or after it (the same first four letters: "serves 4" for
@@ -150,6 +146,7 @@ def asked_multiple(value: object, param: str, asked: str, held: list[tuple[int, 
     stems = {w[:4] for w in name_words(param).split() if len(w) >= 4}
     if not stems:
         return None
+    held = sorted(said + results)  # what the user and the tools said, in the conversation's order
     for index, text in reversed(held[-_RESULTS:]):
         words = normalise_text(text[:_READ // 10]).split()
         for i, word in enumerate(words[:20_000]):

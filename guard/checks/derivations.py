@@ -708,14 +708,11 @@ def _shifted_time(value: object, ctx: Context) -> Derivation | None:
     at = datetime.combine(parsed.date or date(2000, 1, 1), parsed.time)
     said = " \n ".join(text[:_READ] for _, text in ctx.normalised[-_MAX_SPANS:])
     starts: list[tuple[datetime, str]] = []
-    for _, text in ctx.said[-_MAX_SPANS:]:
-        for q in itertools.islice(measures.quantities(text), _MAX_SPANS):
-            minutes = measures.in_unit(q, "minute")
-            if minutes is None or not 1 <= minutes <= 14 * 24 * 60 or not float(minutes).is_integer():
-                continue
-            # "every 8 hours starting at 8am": each time of the day the interval comes round again
-            times = int(24 * 60 // minutes) if text[: q.start].rstrip().lower().endswith("every") else 1
-            starts += [(at - timedelta(minutes=k * minutes), f"{k} x {q.words} after" if times > 1 else f"{q.words} after") for k in range(1, min(times, 24) + 1)]
+    for span in measures.stated_spans((text for _, text in ctx.said[-_MAX_SPANS:]), 14 * 24 * 60):
+        # "every 8 hours starting at 8am": each time of the day the interval comes round again
+        times = 24 * 60 // span.minutes if span.every else 1
+        starts += [(at - timedelta(minutes=k * span.minutes), f"{k} x {span.words} after" if times > 1 else f"{span.words} after")
+                   for k in range(1, min(times, 24) + 1)]
     if parsed.date is not None and (moment := _aware(value)) is not None:
         starts += [(moment.astimezone(zone).replace(tzinfo=None), f"{zone.key} time of") for zone in measures.zones_named(said)]
     today = ctx.today or date.min

@@ -279,7 +279,7 @@ def _sibling_unit(args: Any, path: str) -> str | None:
 def _parent_key(path: str) -> str:
     """The key of the object a leaf sits in: ``order_by`` for ``$.order_by.column``, ``sort`` for
     ``$.sort[0].field``; "" at the top."""
-    keys = re.findall(r"\.([^.\[\]]+)", path)
+    keys = [key for key, _ in _PATH_PART.findall(path) if key]
     return keys[-2] if len(keys) >= 2 else ""
 
 
@@ -463,11 +463,10 @@ def _ground_lexically(leaf: _Leaf, index: GroundingIndex, ctx: CheckContext) -> 
     if derived := derive(leaf.value, leaf.name, ctx.conversation.said_texts, description=description, today=index.today):
         return GroundingMatch("derived", derived[0], derived[1], 1.0)
     conversation = ctx.conversation
-    results = [(i, m.content) for i, m in enumerate(conversation.messages) if m.role == "tool" and m.content]
-    if results and (total := result_total(leaf.value, results) or shifted_result_time(leaf.value, conversation.said_texts, results)):
+    said, results = conversation.said_texts, conversation.tool_texts
+    if results and (total := result_total(leaf.value, results) or shifted_result_time(leaf.value, said, results)):
         return GroundingMatch("computed", total[0], total[1], 1.0)
-    held = sorted(conversation.said_texts + results)
-    if conversation.latest_request and (multiple := asked_multiple(leaf.value, leaf.name, conversation.latest_request, held)):
+    if conversation.latest_request and (multiple := asked_multiple(leaf.value, leaf.name, conversation.latest_request, said, results)):
         return GroundingMatch("computed", multiple[0], multiple[1], 1.0)
     return None
 

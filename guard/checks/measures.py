@@ -988,6 +988,27 @@ def _zone_cities() -> tuple[tuple[str, str], ...]:
     )
 
 
+@dataclass(frozen=True)
+class Span:
+    """A length of time a message states, in whole minutes, and whether "every" comes before it."""
+
+    minutes: int
+    words: str
+    every: bool
+
+
+def stated_spans(texts: Iterable[str], max_minutes: int, limit: int = 16) -> list[Span]:
+    """The lengths of time the texts state ("a 45-minute meeting", "every 8 hours", "the last 6
+    hours"), in whole minutes from 1 to ``max_minutes``; at most ``limit``, eight a text."""
+    found: list[Span] = []
+    for text in texts:
+        for q in itertools.islice(quantities(text), 8):
+            minutes = in_unit(q, "minute")
+            if minutes is not None and 1 <= minutes <= max_minutes and float(minutes).is_integer():
+                found.append(Span(int(minutes), q.words, text[: q.start].rstrip().lower().endswith("every")))
+    return found[:limit]
+
+
 def in_unit(q: Quantity, unit: str) -> float | None:
     """A quantity's magnitude in ``unit`` ("1.5 hour" in minutes: 90.0); None across kinds."""
     try:

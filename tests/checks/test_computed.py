@@ -25,13 +25,13 @@ def test_a_total_of_one_field_over_a_returned_list() -> None:
 
 def test_a_multiple_the_user_asked_for_of_a_number_beside_the_parameters_thing() -> None:
     held = [(1, "Classic Banana Bread (recipe_id: rcp_40112) serves 4. Ingredients: 3 ripe bananas, 1 egg.")]
-    assert asked_multiple(8, "target_servings", "Double it please.", held) == (1, "double 4 (serves ingredients) -> 8")
+    assert asked_multiple(8, "target_servings", "Double it please.", held, []) == (1, "double 4 (serves ingredients) -> 8")
     replicas = [(3, json.dumps({"name": "web", "replicas": 3}))]
-    assert asked_multiple(6, "replicas", "double its replicas", replicas) is not None
+    assert asked_multiple(6, "replicas", "double its replicas", [], replicas) is not None
     # Everyday negatives: nothing was asked to double, a number beside another thing (bananas), another factor.
-    assert asked_multiple(8, "target_servings", "Make it for my family please.", held) is None
-    assert asked_multiple(6, "target_servings", "Double it please.", held) is None
-    assert asked_multiple(12, "target_servings", "Double it please.", held) is None
+    assert asked_multiple(8, "target_servings", "Make it for my family please.", held, []) is None
+    assert asked_multiple(6, "target_servings", "Double it please.", held, []) is None
+    assert asked_multiple(12, "target_servings", "Double it please.", held, []) is None
 
 
 def test_a_transfer_of_the_total_a_tool_returned_is_not_asked_about() -> None:

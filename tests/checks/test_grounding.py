@@ -397,6 +397,9 @@ def test_an_items_place_in_its_list_numbers_it_in_a_field_that_orders_them() -> 
     # Everyday negatives: a number off the item's place, a field that does not order the items.
     signers[1]["routingOrder"] = 5
     assert _ungrounded(tool, {"signers": signers}, said) == ["$.signers[1].routingOrder"]
+    signers[1]["routingOrder"] = 2
+    signers[0]["routingOrder"] = 3  # the first signer numbered third: no place in the list says so
+    assert _ungrounded(tool, {"signers": signers}, said) == ["$.signers[0].routingOrder"]
     signer["properties"]["seats"] = {"type": "integer"}
     assert _ungrounded(tool, {"signers": [{"name": "Priya Nair", "email": "priya@example.com", "seats": 2}]}, said) == ["$.signers[0].seats"]
 
