@@ -46,6 +46,20 @@ def test_sentences_ride_along_in_the_span_pass(onnx: OnnxEmbedder) -> None:
     assert onnx.passes == passes + 1  # served from the cache
 
 
+def test_texts_packed_into_one_call_get_the_vectors_each_gets_alone(onnx: OnnxEmbedder) -> None:
+    # a decision's texts of every length run in one model call, several to a row (a row of more
+    # than PACK_TOKENS splits into rows); each text's vector is the one it gets when run alone
+    from guard.onnx_encoder import PACK_TOKENS
+
+    texts = [f"{t} ({i})" for i, t in enumerate(TEXTS * 12)] + ["word " * 120, "hi"]
+    runs = onnx.runs
+    together = onnx._forward(texts)
+    assert onnx.runs <= runs + 2
+    alone = np.stack([onnx._forward([t])[0] for t in texts])
+    assert (together * alone).sum(axis=1).min() > 0.99999
+    assert sum(len(e.ids) for e in onnx._tokenizer.encode_batch(texts)) > 2 * PACK_TOKENS  # several rows
+
+
 def test_int8_is_close_to_fp32() -> None:
     fp32, int8 = OnnxEmbedder(variant="fp32"), OnnxEmbedder(variant="int8")
     cos = (fp32.encode(TEXTS) * int8.encode(TEXTS)).sum(axis=1)
