@@ -288,7 +288,7 @@ _DAY_BOUNDARIES = (time(0), time(23, 59), time(23, 59, 59))
 _WEEKDAYS = WEEKDAYS
 _NAMED_DAYS = {
     -2: r"(?:the )?day before yesterday",
-    -1: r"(?<!before )yesterd?a?y|last night",
+    -1: r"(?<!before )yesterd?a?y|yday|last night",  # "yday" as people type it
     0: r"today|tonight|this (?:morning|afternoon|evening)",
     1: r"(?<!after )(?:tom+or+ow|tmrw|tmr|2morrow)",  # "tomorrow", and as people type it: "tomorow", "tommorow", "tmrw"
     2: r"(?:the )?day after tom+or+ow",
@@ -424,6 +424,13 @@ def _relative_forms(d: date, today: date) -> list[str]:
         forms.append(rf"last {weekday}")
     if 0 <= delta <= 31:
         forms.append(rf"the 0?{d.day} (?:st|nd|rd|th)(?! of (?:next|last|the next|the last) month)")  # "the 24th": the next such day of the month
+    # "the 23rd of this month", "from 23 until 27 of next month": a day of this or next month,
+    # the month said once after a range
+    month = "this|the" if (d.year, d.month) == (today.year, today.month) else "next" if today.year * 12 + today.month + 1 == d.year * 12 + d.month else None
+    if month:
+        day = rf"0?{d.day}(?: (?:st|nd|rd|th))?"
+        later = r"(?:the )?\d{1,2}(?: (?:st|nd|rd|th))?"
+        forms.append(rf"(?:the )?{day} of (?:{month}) month|(?:the )?{day}(?= (?:to|until|till|through|and) {later} of (?:{month}) month(?!\S))")
     if d.weekday() >= 5 and 0 <= delta <= 6:
         forms.append(r"(?:this|the) weekend")  # its Saturday and its Sunday
     if d.weekday() >= 5 and 1 <= delta <= 13:
@@ -460,6 +467,7 @@ def _time_forms(t: time) -> list[str]:
     minutes = f" {t.minute:02d}" if t.minute else ""
     # the start of a range whose end says am or pm: "from 8 to 11am"
     forms.append(rf"{h12}{minutes}(?= (?:to|until|till) \d{{1,2}}(?: \d\d)? {says}(?!\S))")
+    forms.append(rf"(?<=between ){h12}{minutes}(?= and \d{{1,2}}(?: \d\d)? {says}(?!\S))")  # "between 1 and 5pm"
     if (part := _DAY_PART.get(t.hour)) and not t.second:
         # the part of the day says am or pm: "tonight at 7:30", "this evening around 6", "between
         # nine and eleven in the morning"
@@ -478,6 +486,9 @@ def _time_forms(t: time) -> list[str]:
         part = _DAY_PART.get(t.hour, "")
         others = "|".join(p for p in dict.fromkeys(_DAY_PART.values()) if p != part)
         forms.append(rf"(?:a )?{_QUARTERS[t.minute]} {hour}(?: {says}| o clock)?{not_other}(?! (?:{others})(?!\S))")
+        if t.minute == 30:
+            # "tomorrow half 3", "half seven": half past, as it is said in Britain; not "half 3 cups"
+            forms.append(rf"(?<!in )(?<!by )half {hour}(?: {says})?{not_other}(?! (?:{_OTHER_UNITS}|of|times|cups?|an?|the)(?!\S))(?! (?:{others})(?!\S))")
     if not t.second:
         # "pickup 0400 tmrw", "it's 0600 UTC": four digits, as a 24-hour clock writes them; without
         # a leading zero only with the clock's own words ("1400 hrs"), for 1400 may be a year

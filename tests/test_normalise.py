@@ -168,6 +168,13 @@ def test_a_midnight_time_next_to_a_date_means_the_date_alone():
         ("14:00", "meet at 1400 hrs"),
         ("2021-10-08", "leaving the 2nd friday of next month"),
         ("2021-10-25", "the last Monday in October"),
+        ("2021-09-26", "did arsenal win yday?"),
+        ("13:00", "schedule a pickup tmrw between 1 and 5pm"),
+        ("15:30", "put the dentist in for tomorrow half 3"),
+        ("19:30", "table for two, half seven tonight"),
+        ("2021-09-23", "holiday from 23 until 27 of this month please"),
+        ("2021-09-30", "holiday from 23 until 30 of this month please"),
+        ("2021-10-05", "the 5th of next month"),
     ],
 )
 def test_a_text_mentions_a_date_or_time_in_the_forms_people_write(value, text):
@@ -195,6 +202,14 @@ def test_a_text_mentions_a_date_or_time_in_the_forms_people_write(value, text):
         ("14:00", "a map from 1400 AD"),
         ("2021-10-15", "leaving the 2nd friday of next month"),
         ("2021-10-18", "the last Monday in October"),
+        ("2021-09-25", "did we win yday?"),
+        ("01:00", "buy 1 and meet at 5pm"),
+        ("13:00", "between 1 and 5 people"),
+        ("03:30", "cut it in half 3 times"),
+        ("03:30", "add half 3 cups of flour"),
+        ("07:30", "half seven tonight"),
+        ("2021-10-23", "holiday from 23 until 27 of this month"),
+        ("2021-09-23", "23 of them came this month"),
     ],
 )
 def test_a_text_about_another_date_or_time_does_not_mention_it(value, text):

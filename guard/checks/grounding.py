@@ -379,6 +379,7 @@ class _Probe:
     temporal: TemporalPatterns | None
     words: frozenset[str] | None
     fuzzy: bool
+    inflected: tuple[str, ...] = ()
 
 
 @lru_cache(maxsize=4096, typed=True)
@@ -398,6 +399,9 @@ def _probe(value: str | int | float, today: date) -> _Probe:
         temporal=temporal,
         words=content if len(tokens) > 1 and content else None,
         fuzzy=len(text) >= 4 and not has_digits,
+        # a word too short for the fuzzy match is still found in its plural ("labels: ['bug']" from
+        # "open bugs", "pet: 'cat'" from "my cats")
+        inflected=(f"{text}s", f"{text}es") if len(text) == 3 and text.isalpha() and text not in _STOPWORDS else (),
     )
 
 
@@ -421,6 +425,9 @@ def _search(probe: _Probe, group: _Group, cutoff: float) -> GroundingMatch | Non
     hay = group.haystack
     if probe.text and (pos := hay.find(f" {probe.text} ")) >= 0:
         return group.match_at(pos + 1, probe.text)
+    for form in probe.inflected:
+        if (pos := hay.find(f" {form} ")) >= 0:
+            return group.match_at(pos + 1, form)
     if probe.temporal is not None and (found := probe.temporal.search(hay)):
         return group.match_at(found[0].start(), " ".join(m.group(0) for m in found))
     if probe.words is not None:

@@ -354,19 +354,26 @@ def converted_quantity(value: object, ctx: Context) -> Derivation | None:
 
 
 #: A thermostat or temperature setting written as a bare number: "turn the thermostat to 68".
+#: "make the living room 70 degrees", "it's 68° in here": degrees said without a scale.
+_BARE_DEGREES = re.compile(r"\b(\d{1,3}(?:\.\d)?)\s*(?:degrees|degree|degs|deg|°)(?![a-z])(?!\s*(?:c|f|celsius|fahrenheit|centigrade|kelvin|k)\b)(?!\s*(?:angle|turn|rotation|tilt|to the (?:left|right))s?\b)", re.IGNORECASE)
+#: Words before degrees that make them an angle ("rotate the camera 70 degrees").
+_ANGLE_WORDS = re.compile(r"\b(?:rotat\w*|tilt\w*|angle\w*|spin\w*|incline\w*|slope\w*|pan|lean\w*)\b", re.IGNORECASE)
 _BARE_SETTING = re.compile(r"\b(?:thermostat|temperature|temp|heat|heating|cooling|a/?c|degrees)\b[^.?!\n]{0,40}?\b(?:to|at)\s+(\d{1,3}(?:\.\d)?)\b(?!\s*(?:°|%|deg|degrees|percent|[cfk]\b|min|minutes|hours?|pm|am))", re.IGNORECASE)
 
 
 def bare_temperature(value: object, ctx: Context) -> Derivation | None:
-    """``setpoint_c: 20`` from "turn the thermostat to 68": a temperature setting said as a bare
-    number in the scale people there use (68 is Fahrenheit: no room is set to 68 °C), written in
+    """``setpoint_c: 20`` from "turn the thermostat to 68" or "make it 68 degrees": a temperature
+    setting said as a bare number, or in degrees without a scale, in the scale people there use (68 is Fahrenheit: no room is set to 68 °C), written in
     the parameter's scale, to the value's precision or a thermostat's half degree."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     registry = _registry()
     scales = [t for t in _targets(ctx) if _temperature(t)]
     for index, text in ctx.said:
-        for m in itertools.islice(_BARE_SETTING.finditer(text[:_CACHED_TEXT]), 8):
+        found = itertools.chain(_BARE_SETTING.finditer(text[:_CACHED_TEXT]), _BARE_DEGREES.finditer(text[:_CACHED_TEXT]))
+        for m in itertools.islice(found, 16):
+            if _ANGLE_WORDS.search(text, max(0, m.start() - 40), m.start()):
+                continue
             said = float(m[1])
             for target in scales:
                 # the other scale than the parameter's: Fahrenheit for a number a room in Celsius never is
@@ -614,10 +621,11 @@ def airport_code(value: object, ctx: Context) -> Derivation | None:
 
 
 @_once
-def _place_countries() -> dict[str, tuple[str, bool]]:
+def _place_countries() -> dict[str, tuple[frozenset[str], bool]]:
     """Normalised names of cities (``airportsdata``: the cities airports serve) and of states,
-    provinces and regions (``pycountry``) -> the ISO 3166-1 alpha-2 code of their country and
-    whether the name is a region's, for the names that belong to one country only."""
+    provinces and regions (``pycountry``) -> the ISO 3166-1 alpha-2 codes of the countries a place
+    of that name is in ("berlin": Germany, and a town in New Hampshire) and whether the name is a
+    region's."""
     found: dict[str, set[str]] = {}
     regions: set[str] = set()
     for airport in _airport_table().values():
@@ -628,13 +636,15 @@ def _place_countries() -> dict[str, tuple[str, bool]]:
         found.setdefault(name, set()).add(sub.country_code)
         regions.add(name)
     countries = _country_names()  # "Georgia" is a state and a country: it says neither
-    return {name: (next(iter(c)), name in regions) for name, c in found.items()
-            if len(c) == 1 and len(name) >= 4 and name not in STOPWORDS and name not in countries}
+    return {name: (frozenset(c), name in regions) for name, c in found.items()
+            if len(name) >= 4 and name not in STOPWORDS and name not in countries}
 
 
 def country_of_place(value: object, ctx: Context) -> Derivation | None:
     """``country_code: "FR"`` from "the weather in lyon", ``"US"`` from "austin tx": the country of
-    a city or a state the user named, for a parameter that takes a country."""
+    a city or a state the user named, for a parameter that takes a country. A city is named after
+    "in", "to", "from" (or in a list after one: "in Delhi and Beijing") or with its state's code
+    ("Dayton OH 45402"); a name places in several countries share gives any of them."""
     if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z]{2,3}", value.strip()) or not {"country", "region"} & set(ctx.words):
         return None  # a geocoder's "region" is a country code too
     country = pycountry.countries.get(alpha_2=value.strip().upper()) or pycountry.countries.get(alpha_3=value.strip().upper())
@@ -648,11 +658,29 @@ def country_of_place(value: object, ctx: Context) -> Derivation | None:
                 name = " ".join(words[i : i + n])
                 # a city is named after "in", "to", "for" ("the weather in lyon": "a nice day" names
                 # none); a state or region by its name alone ("Boulder, Colorado 80302")
-                code, region = places.get(name, ("", False))
-                cue = words[i - 1] in _PLACE_CUES or (i >= 2 and words[i - 1].isdigit() and words[i - 2] in _PLACE_CUES)
-                if code == country.alpha_2 and (region or cue):  # "from 60614 (Chicago)": a postal code between
+                codes, region = places.get(name, (frozenset(), False))
+                if country.alpha_2 in codes and (region or _cued(words, i, places) or _with_state(words, i + n, country.alpha_2)):
                     return index, f"{words[i - 1]} {name} -> {value}"
     return None
+
+
+def _cued(words: list[str], i: int, places: dict[str, tuple[frozenset[str], bool]], depth: int = 0) -> bool:
+    """Whether the place starting at word ``i`` is named after a cue ("in", "from"; "from 60614
+    (Chicago)": a postal code between) or in a list of places after one ("in delhi and beijing",
+    "to rome florence and venice")."""
+    before = words[i - 1] if i >= 1 else ""
+    if before in _PLACE_CUES or (before.isdigit() and i >= 2 and words[i - 2] in _PLACE_CUES):
+        return True
+    end = i - 1 if before in ("and", "or") else i  # the listed place before ends here
+    return depth < 4 and any(
+        end - n >= 1 and " ".join(words[end - n : end]) in places and _cued(words, end - n, places, depth + 1) for n in (1, 2, 3)
+    )
+
+
+def _with_state(words: list[str], after: int, country: str) -> bool:
+    """Whether the place before word ``after`` is written with its state's or province's code in
+    ``country`` ("dayton oh 45402", "austin tx", "halifax ns")."""
+    return after < len(words) and len(code := words[after]) == 2 and pycountry.subdivisions.get(code=f"{country}-{code.upper()}") is not None
 
 
 #: Words that put a place after them.

@@ -494,7 +494,10 @@ def test_grouped_account_numbers_and_unix_timestamps(value, param, text, derived
         (20, "target_temp_c", "set the living room to 68 F and put it on heat", True),  # F alone is Fahrenheit
         (20, "target_temp_c", "set the living room to 68F", True),
         (21, "target_temp_c", "set the living room to 68 F", False),
-        (20, "target_temp_c", "set the living room to 68 degrees", False),  # which degrees was not said
+        # degrees without a scale: a room set to 68 is in Fahrenheit (measures.bare_temperature;
+        # this case was a negative before "68 degrees" read as a setting), 30 may be either
+        (20, "target_temp_c", "set the living room to 68 degrees", True),
+        (-1, "target_temp_c", "set the living room to 30 degrees", False),
     ],
 )
 def test_a_capital_f_or_c_after_a_number_is_a_temperature(value, param, text, derived):

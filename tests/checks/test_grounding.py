@@ -107,6 +107,16 @@ def test_each_list_item_is_traced_on_its_own():
     assert findings({"tags": ["red", "green", "blue"]}, [("user", "only red and blue ones")]) == ["$.tags[1]"]
 
 
+def test_a_short_word_is_grounded_by_its_plural():
+    # too short for the fuzzy match, still found as the plural the user said
+    assert findings({"tags": ["bug"]}, [("user", "in acme/api find open bugs nobody's assigned to")]) == []
+    assert findings({"tags": ["cat", "box"]}, [("user", "photos of my cats in boxes")]) == []
+    # Everyday negatives: another word that starts the same, a word inside another, a stopword.
+    assert findings({"tags": ["bug"]}, [("user", "find the open bus routes")]) == ["$.tags[0]"]
+    assert findings({"tags": ["bug"]}, [("user", "he debugs the app")]) == ["$.tags[0]"]
+    assert findings({"tags": ["car"]}, [("user", "take care of it")]) == ["$.tags[0]"]
+
+
 def test_number_written_in_words_grounds_digits():
     assert findings({"count": 25}, [("user", "for twenty five people")]) == []
 

@@ -430,12 +430,33 @@ def test_a_bare_thermostat_setting_in_the_other_scale() -> None:
     assert derive(20, "setpoint_c", said("turn the thermostat up at 68 minutes past")) is None
 
 
+def test_degrees_without_a_scale_in_the_scale_people_there_use() -> None:
+    assert derive(21, "target_temp_c", said("can u make the living room 70 degrees? its freezing")) is not None
+    assert derive(20, "target_temp_c", said("set it to 68°")) is not None
+    assert derive(22, "target_temp_c", said("turn the heat up to 72 degrees")) is not None
+    # Everyday negatives: an angle, a scale that was said, another number.
+    assert derive(21, "target_temp_c", said("rotate the camera 70 degrees")) is None
+    assert derive(21, "target_temp_c", said("it was 70 degrees celsius in the oven")) is None
+    assert derive(21, "target_temp_c", said("turn it 70 degrees to the left")) is None
+    assert derive(24, "target_temp_c", said("make it 70 degrees")) is None
+
+
 def test_the_country_of_a_city_after_a_postal_code() -> None:
     assert derive("US", "country", said("ship from 60614 (Chicago) to Toronto")) is not None
     # Everyday negatives: another country, a city named without a cue, a number that is no code.
     assert derive("CA", "country", said("ship from 60614 (Chicago)")) is None
     assert derive("US", "country", said("I sold 3 chicago pizzas")) is None
     assert derive("FR", "country", said("ship from 60614 (Chicago)")) is None
+
+
+def test_the_country_of_a_city_in_a_list_shared_by_several_countries_or_with_its_state() -> None:
+    assert derive("CN", "country", said("compare air quality in Delhi and Beijing")) is not None
+    assert derive("DE", "origin_country", said("how much to send a 3kg box from berlin to vienna?")) is not None
+    assert derive("US", "country", said("pickup from 1200 Industrial Pkwy, Dayton OH 45402")) is not None
+    # Everyday negatives: a city named without a cue, another country, a state code that is a word.
+    assert derive("FR", "country", said("I love lyon techno")) is None
+    assert derive("JP", "country", said("compare air quality in Delhi and Beijing")) is None
+    assert derive("US", "country", said("we drove past dayton yesterday")) is None
 
 
 def test_a_count_times_a_stated_price_and_millions_after_a_money_sign() -> None:
