@@ -95,6 +95,8 @@ _CONFIRMATION = re.compile(
 )
 #: Words after which a verb-like word is a noun ("her customer record", "the update", "my schedule").
 _DETERMINERS = frozenset("the a an my your his her its our their this that these those each every some any".split())
+#: "can I get", "could we get": a request to have something (a table, a court, a refund) as often as to see it.
+_MODALS = frozenset({"can", "could", "may"})
 #: "make" creates only what it makes new ("make a playlist"); "make it urgent" changes something.
 _MAKES_NEW = frozenset({"a", "an", "new", "me", "us"})
 
@@ -111,6 +113,8 @@ def _kinds(text: str) -> set[str]:
                 continue  # a noun after "the", "her customer": no request to act
             if w == "make" and (i + 1 >= len(said) or said[i + 1] not in _MAKES_NEW):
                 continue
+            if w == "get" and i >= 2 and said[i - 2] in _MODALS and said[i - 1] in ("i", "we"):
+                continue  # "can i get court 2 tomorrow at 9": asks to have it, as often as to see it
             kinds.add(kind)
     if not kinds and {stem(w) for w in words} & _QUESTIONS:
         kinds.add("read")

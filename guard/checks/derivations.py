@@ -757,6 +757,23 @@ def _stay_end(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
+#: Payment terms: "net 30", "net-60", "Net 15 days": due that many days after the invoice.
+_NET_TERMS = re.compile(r"(?<![a-z])net (\d{1,3})(?: days?)?(?! (?:dollars|euros|pounds|percent|kg|lbs?|profit|income|loss|weight)(?!\S))(?!\S)")
+
+
+def _payment_terms(value: object, ctx: Context) -> Derivation | None:
+    """``due_date: 2026-04-13`` from "invoice brightline ..., net 30" on 2026-03-14: the day
+    payment terms the user stated fall due, counted from today."""
+    day = date_value(value)
+    if day is None or ctx.today is None:
+        return None
+    for index, text in reversed(ctx.normalised[-_MAX_SPANS:]):
+        for m in itertools.islice(_NET_TERMS.finditer(text[:_READ]), 4):
+            if ctx.today + timedelta(days=int(m[1])) == day:
+                return index, f"{m[0]} from today -> {day.isoformat()}"
+    return None
+
+
 def _weekday_after_date(value: object, ctx: Context) -> Derivation | None:
     """``check_out: 2024-03-15`` from "check in on March 11 ... out Friday": the weekday the user
     named, in the six days after a date they stated in any form (the end of a stay, a trip or a
@@ -1087,6 +1104,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _from_stated_now,
     _calendar_period,
     _stay_end,
+    _payment_terms,
     _shifted_time,
     _web_address,
     _weekday_after_date,

@@ -414,7 +414,7 @@ def _plain_number(value: str) -> int | float | None:
     return None if number is None else number_key(number)
 
 
-def _search(probe: _Probe, group: _Group, cutoff: float) -> GroundingMatch | None:
+def _search(probe: _Probe, group: _Group, cutoff: float, strict: bool = False) -> GroundingMatch | None:
     """Find a value in one group: number, exact words, date/time, all content words, fuzzy."""
     if not group.indices:
         return None
@@ -434,6 +434,9 @@ def _search(probe: _Probe, group: _Group, cutoff: float) -> GroundingMatch | Non
         for i, extract in enumerate(group.extracts):
             if probe.words <= extract.tokens:
                 return group.match(i, " ".join(w for w in probe.text.split() if w in probe.words))
+        for i, extract in enumerate(group.extracts):
+            if not strict and all(w in extract.tokens or _clipped(w, extract.tokens) for w in probe.words):
+                return group.match(i, " ".join(w for w in probe.text.split() if w in probe.words), _CLIPPED_SCORE / 100)
     if probe.fuzzy:
         hit = fuzz.partial_ratio_alignment(probe.text, hay, score_cutoff=cutoff)
         if hit is not None:
@@ -441,6 +444,20 @@ def _search(probe: _Probe, group: _Group, cutoff: float) -> GroundingMatch | Non
             start = hit.dest_start + len(span) - len(span.lstrip())
             return group.match_at(start, span.strip(), hit.score / 100)
     return None
+
+
+#: How sure a match of clipped words is: less than a strict search asks for.
+_CLIPPED_SCORE = 85.0
+
+
+def _clipped(word: str, tokens: frozenset[str]) -> bool:
+    """Whether a message says ``word`` clipped, as people type it: its first four letters or more
+    ("intro stats" for "introduction to statistics", "info", "calc"), with a plural s or not.
+    For free text only (a strict search, for an identifier, contact or amount, asks for more); a
+    clipped form that is a word of its own ("cart") reads as the longer word ("cartography") too."""
+    if len(word) < 6 or not word.isalpha():
+        return False
+    return any(word[:n] in tokens or f"{word[:n]}s" in tokens for n in range(4, len(word) - 1))
 
 
 def _consequential(leaf: _Leaf, index: GroundingIndex) -> bool:
@@ -459,7 +476,7 @@ def _ground_lexically(leaf: _Leaf, index: GroundingIndex, ctx: CheckContext) -> 
     for group in (index.said, index.results):
         match = _search(probe, group, config.min_fuzzy_score)
         if match is not None and match.score * 100 < strict and _consequential(leaf, index):
-            match = _search(probe, group, strict)  # an identifier, contact or amount: a near miss is another value
+            match = _search(probe, group, strict, strict=True)  # an identifier, contact or amount: a near miss is another value
         if match is not None:
             return match
     description = next((str(s["description"]) for s in leaf.schemas if s.get("description")), "")

@@ -353,6 +353,45 @@ def converted_quantity(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
+#: Words after a number that make it no count of things ("at 2 pm", "after 2 hours", "2 times").
+_NO_COUNT = re.compile(r"\s*(?:am|pm|a\.m|p\.m|o'?clock|h|hrs?|hours?|mins?|minutes?|secs?|seconds?|days?|weeks?|months?|years?|times|x|%|percent)\b", re.IGNORECASE)
+
+
+def count_times_quantity(value: object, ctx: Context) -> Derivation | None:
+    """``dose_mg: 400`` from "just took 2 ibuprofen, the 200mg ones", ``weight_kg: 15`` from "3
+    bags of 5 kg": a count of things times a quantity of each that one message states, in the
+    unit the parameter names."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        return None
+    targets = _targets(ctx)
+    if not targets:
+        return None
+    registry = _registry()
+    for index, text in ctx.said[-_AMOUNT_MESSAGES:]:
+        said = quantities(text[:_CACHED_TEXT])[:8]
+        if not said:
+            continue
+        counts = []
+        for m in itertools.islice(_COUNT.finditer(text[:_CACHED_TEXT]), 12):
+            n = parse_number(m[1].lower()) if not m[1].isdigit() else int(m[1])
+            if isinstance(n, (int, float)) and 2 <= n <= 1_000 and not _NO_COUNT.match(text, m.end(1)):
+                counts.append((m.start(), n))
+        for q in said:
+            for start, n in counts:
+                if q.start <= start < q.end:
+                    continue  # the quantity's own number
+                for target in targets:
+                    if target.dimensionality != q.unit.dimensionality or _temperature(target):
+                        continue
+                    try:
+                        total = registry.Quantity(q.magnitude * n, q.unit).to(target).magnitude
+                    except Exception:  # noqa: BLE001 - units pint cannot convert between
+                        continue
+                    if rounds_to(value, total):
+                        return index, f"{n:g} x {q.words} -> {value} {target:~}"
+    return None
+
+
 #: A thermostat or temperature setting written as a bare number: "turn the thermostat to 68".
 #: "make the living room 70 degrees", "it's 68° in here": degrees said without a scale.
 _BARE_DEGREES = re.compile(r"\b(\d{1,3}(?:\.\d)?)\s*(?:degrees|degree|degs|deg|°)(?![a-z])(?!\s*(?:c|f|celsius|fahrenheit|centigrade|kelvin|k)\b)(?!\s*(?:angle|turn|rotation|tilt|to the (?:left|right))s?\b)", re.IGNORECASE)
@@ -1277,5 +1316,5 @@ def warm() -> None:
 
 RULES = (
     converted_quantity, bare_temperature, unit_symbol, currency_name, minor_units, language_code, airport_code, ticker_symbol, country_of_place, region_code, time_zone, periods_per_year, per_period, arithmetic,
-    difference_or_sum, holiday, phone_number,
+    difference_or_sum, count_times_quantity, holiday, phone_number,
 )

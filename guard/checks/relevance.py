@@ -23,7 +23,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
-from guard.lexicon import STOPWORDS
+from guard.lexicon import STOPWORDS, TOOL_VERBS
 from guard.normalise import normalise_text
 from guard.registry import PerRegistry, ToolRegistry, ToolSpec, name_words
 from guard.text import quoted_pattern
@@ -183,6 +183,17 @@ def rank_tools(request: str, registry: ToolRegistry) -> list[ToolScore]:
 
 # --- sub-requests ------------------------------------------------------------------------------
 
+#: Verbs that start a part of their own after a comma or a colon ("..., turn off the lights";
+#: "goodnight mode: lock every door"): the verbs of tools that act (``guard.lexicon.TOOL_VERBS``)
+#: but those as often a noun, an adjective or a participle after a comma ("close to the station",
+#: "set for 7pm", "Mark and I", "the new one", "start date").
+_NOT_AFTER_A_COMMA = frozenset("new make set close start stop mark clear drop delay push change bump ack scale generate open place file "
+                               "record log post draft ship snapshot backup".split())
+_PART_VERBS = "|".join(sorted(
+    (TOOL_VERBS["create"] | TOOL_VERBS["update"] | TOOL_VERBS["delete"] | TOOL_VERBS["act"]) - _NOT_AFTER_A_COMMA
+    | {"book", "email", "e-mail", "order", "post", "share", "transfer", "save", "notify", "remind", "translate", "convert", "calculate"},
+    key=lambda v: (-len(v), v),
+))
 #: Where a request splits into parts: a sentence end (not an abbreviation's: "U.S.", "Dr."),
 #: ";", a line break, "then", "also", "additionally", and "and" before a new verb or question.
 _REQUEST_SPLIT = re.compile(
@@ -193,8 +204,7 @@ _REQUEST_SPLIT = re.compile(
     r"generate|send|book|convert|translate|calculate|fetch|retrieve|look|what|how|which|who|where|when|"
     r"email|e-mail|text|message|notify|remind|reserve|schedule|order|buy|pay|transfer|post|share|save|add|put|set|"
     r"update|delete|remove|cancel|play|open|call)\b)"
-    r"|,\s+(?=(?:then\s+)?(?:book|reserve|email|e-mail|send|schedule|order|buy|pay|transfer|post|share|save|add|"
-    r"update|delete|remove|cancel|notify|remind|translate|convert|calculate)\b)",
+    rf"|(?:,|:)\s+(?=(?:then\s+)?(?:{_PART_VERBS})\b)",
     re.IGNORECASE,
 )
 #: A part that acts on what an earlier part found ("add them all to my shopping list", "email it

@@ -94,3 +94,15 @@ def test_a_request_that_also_stops_sends_or_snapshots_asks_for_more_than_a_read(
     # a request that only reads still flags the tool that creates, beside the sibling that reads
     (finding,) = categories("aws_ec2_create_snapshot", "describe the instances tagged legacy", EC2)
     assert finding.evidence["better"] == "aws_ec2_describe_instances"
+
+
+COURTS = [tool("book_court"), tool("check_court_availability"), tool("cancel_court")]
+
+
+def test_can_i_get_asks_to_have_it_as_often_as_to_see_it():
+    assert categories("book_court", "can i get court 2 tomorrow 9am for an hour? tennis", COURTS) == []
+    assert categories("addMenuItem", "could we get Pad Thai on the menu?") == []
+    # Everyday negatives: a plain read, "get me" a list, a question still ask to read.
+    assert categories("book_court", "show me which courts are free tomorrow", COURTS)
+    assert categories("book_court", "get the free courts for tomorrow", COURTS)
+    assert categories("deleteMenuItem", "what is Pad Thai made of? can i get the recipe")

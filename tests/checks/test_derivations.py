@@ -634,3 +634,19 @@ def test_a_quarter_a_slashed_date_and_a_clock_a_system_message_states() -> None:
     assert derive("2025-07-01", "CloseDate", [(0, "closing at the end of this quarter")], today=today) is None
     assert derive(1742310000, "end", clock) is None
     assert derive(1742313600, "end", [(0, "Mute monitor 8812034 for two hours."), (1, "Current time: 2025-03-18T14:00:00Z.")]) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "derived"),
+    [
+        ("2026-04-13", "invoice brightline for 12 hrs consulting at 150/hr, net 30", True),
+        ("2026-05-13", "Net-60 terms please", True),
+        ("2026-03-29", "bill them, net 15 days", True),
+        # Everyday negatives: another day, a net sum of money, a net weight.
+        ("2026-04-14", "invoice them, net 30", False),
+        ("2026-04-13", "we made a net 30 dollars profit", False),
+        ("2026-04-13", "a net weight of 30 kg", False),
+    ],
+)
+def test_payment_terms_fall_due_that_many_days_from_today(value, text, derived):
+    assert (derive(value, "due_date", [(0, text)], today=date(2026, 3, 14)) is not None) is derived

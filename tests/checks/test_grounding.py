@@ -117,6 +117,16 @@ def test_a_short_word_is_grounded_by_its_plural():
     assert findings({"tags": ["car"]}, [("user", "take care of it")]) == ["$.tags[0]"]
 
 
+def test_words_the_user_typed_clipped_ground_the_whole_words():
+    assert findings({"query": "introduction to statistics"}, [("user", "enroll me in intro stats for next term")]) == []
+    assert findings({"query": "calculus exam information"}, [("user", "need info on the calc exam")]) == []
+    # Everyday negatives: a clipped word that is another word's start, a word nobody said, a single word.
+    assert findings({"query": "introduction to physics"}, [("user", "enroll me in intro stats")]) == ["$.query"]
+    assert findings({"query": "modern art museum"}, [("user", "the mod museum")]) == ["$.query"]  # "art" was not said
+    assert findings({"recipient": "information desk"}, [("user", "send it to the info desk")]) == ["$.recipient"]  # a recipient is matched strictly
+    assert findings({"query": "information"}, [("user", "the info desk")]) == ["$.query"]
+
+
 def test_number_written_in_words_grounds_digits():
     assert findings({"count": 25}, [("user", "for twenty five people")]) == []
 

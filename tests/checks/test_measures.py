@@ -459,6 +459,17 @@ def test_the_country_of_a_city_in_a_list_shared_by_several_countries_or_with_its
     assert derive("US", "country", said("we drove past dayton yesterday")) is None
 
 
+def test_a_count_of_things_times_a_quantity_of_each() -> None:
+    assert derive(400, "dose_mg", said("just took 2 ibuprofen, the 200mg ones. log it pls")) is not None
+    assert derive(15, "weight_kg", said("ship 3 bags of 5 kg")) is not None
+    assert derive(7.5, "weight_kg", said("three boxes, 2.5 kg each")) is not None
+    # Everyday negatives: a time is no count, another count, no count at all.
+    assert derive(400, "dose_mg", said("I took 200mg at 2 pm")) is None
+    assert derive(400, "dose_mg", said("took 200mg, felt better after 2 hours")) is None
+    assert derive(400, "dose_mg", said("took 3 ibuprofen, the 200mg ones")) is None
+    assert derive(400, "dose_mg", said("took 200mg")) is None
+
+
 def test_a_count_times_a_stated_price_and_millions_after_a_money_sign() -> None:
     assert derive(500, "revenue", said("Log today's order: Redwood Cafe bought 40 units at $12.50 each.")) is not None
     listed = said("Items: 'Consulting hour' (ItemRef 9, $120.00).", "Invoice them for 3 consulting hours.")

@@ -122,3 +122,15 @@ def test_a_part_that_acts_on_what_an_earlier_part_found_is_a_step_of_its_own():
     assert split_request("Search for papers on RAG and sort them by date") == ["Search for papers on RAG and sort them by date"]
     assert split_request("Find the cheapest flight to Paris and book it") == ["Find the cheapest flight to Paris, book it"]
     assert split_request("List my open tickets and show me the oldest of them") == ["List my open tickets, show me the oldest of them"]
+
+
+def test_a_comma_or_a_colon_before_any_acting_verb_starts_a_part():
+    from guard.checks.relevance import split_request
+
+    assert split_request("goodnight mode pls: lock every door, turn off all the downstairs lights") == [
+        "goodnight mode pls", "lock every door", "turn off all the downstairs lights"]
+    assert split_request("Deploy build 42 to staging, restart the worker pool") == ["Deploy build 42 to staging", "restart the worker pool"]
+    # Everyday negatives: words that act in a tool's name but describe here, a note's label, a name.
+    assert split_request("find me a hotel near the station, close to the river") == ["find me a hotel near the station, close to the river"]
+    assert split_request("reminder: dentist at 3 tomorrow") == ["reminder: dentist at 3 tomorrow"]
+    assert split_request("book a table for Sam, Mark and Jo, set for 7pm") == ["book a table for Sam, Mark and Jo, set for 7pm"]
