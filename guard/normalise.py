@@ -289,7 +289,8 @@ _WEEKDAYS = WEEKDAYS
 _NAMED_DAYS = {
     -2: r"(?:the )?day before yesterday",
     -1: r"(?<!before )yesterd?a?y|yday|last night",  # "yday" as people type it
-    0: r"today|tonight|this (?:morning|afternoon|evening)",
+    0: r"(?<!leave )(?<!leaving )(?<!excluding )(?<!exclude )(?<!without )(?<!not including )(?<!except )(?<!except for )today(?! out)"
+       r"|tonight|this (?:morning|afternoon|evening)",  # not "leave today out": a range that ends yesterday
     1: r"(?<!after )(?:tom+or+ow|tmrw|tmr|2morrow)",  # "tomorrow", and as people type it: "tomorow", "tommorow", "tmrw"
     2: r"(?:the )?day after tom+or+ow",
 }
@@ -420,6 +421,10 @@ def _relative_forms(d: date, today: date) -> list[str]:
         weeks = abs(delta) // 7
         count = rf"(?:{weeks}|{number_words(weeks)}{'|a' if weeks == 1 else ''})"
         forms.append(rf"{count} weeks? ago" if delta < 0 else rf"in {count} weeks?(?: time)?|{count} weeks? from (?:today|now)")
+    if delta == -1:  # the last day of a range that leaves today out: "the last 7 days, leave today out"
+        forms.append(r"(?:leav(?:e|ing)|excluding|exclude|without|not including|except(?: for)?) today(?: out)?")
+    if abs(delta) == 14:  # "in a fortnight", "a fortnight ago"
+        forms.append(r"(?:in )?a fortnight(?: from (?:today|now)| time)?(?! ago)" if delta > 0 else r"a fortnight ago")
     if -7 <= delta <= -1:
         forms.append(rf"last {weekday}")
     if 0 <= delta <= 31:
@@ -495,6 +500,6 @@ def _time_forms(t: time) -> list[str]:
         hhmm = rf"{t.hour:02d}{t.minute:02d}"
         forms.append(rf"{hhmm}(?= (?:hrs?|hours|utc|gmt|z|zulu|local)(?!\S))" if t.hour >= 10 else rf"{hhmm}(?! \d)")
     if t.minute == 0 and not t.second:
-        forms += [rf"{h12} {says}", rf"{t.hour:02d} h", rf"{h12} o clock", rf"at {h12}(?: {says})?(?! \d){not_other}"]
-        forms += {0: ["midnight"], 12: ["noon", "midday"]}.get(t.hour, [])
+        forms += [rf"{h12} {says}", rf"{t.hour:02d} h", rf"{h12} o clock", rf"at {h12}(?: {says})?(?! \d\d){not_other}"]
+        forms += {0: ["midnight"], 12: ["noon", "midday", "noon ?ish", "lunchtime"]}.get(t.hour, [])  # "pick up tomorrow noonish"
     return forms

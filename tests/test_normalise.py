@@ -175,6 +175,12 @@ def test_a_midnight_time_next_to_a_date_means_the_date_alone():
         ("2021-09-23", "holiday from 23 until 27 of this month please"),
         ("2021-09-30", "holiday from 23 until 30 of this month please"),
         ("2021-10-05", "the 5th of next month"),
+        ("2021-10-11", "need a hotel in Kyoto in a fortnight, 3 nights"),
+        ("2021-09-13", "we met a fortnight ago"),
+        ("12:00", "pick up tomorrow noonish"),
+        ("2021-09-26", "signups per day over the last 7 days? leave today out, it's partial"),
+        ("2021-09-26", "the past week, not including today"),
+        ("20:00", "book somewhere good for thai tomorrow at 8, 4 people"),
     ],
 )
 def test_a_text_mentions_a_date_or_time_in_the_forms_people_write(value, text):
@@ -210,6 +216,13 @@ def test_a_text_mentions_a_date_or_time_in_the_forms_people_write(value, text):
         ("07:30", "half seven tonight"),
         ("2021-10-23", "holiday from 23 until 27 of this month"),
         ("2021-09-23", "23 of them came this month"),
+        ("2021-10-10", "in a fortnight"),
+        ("2021-10-11", "a fortnight ago"),
+        ("00:00", "tomorrow noonish"),
+        ("2021-09-27", "the last 7 days, leave today out"),
+        ("2021-09-25", "the last 7 days, leave today out"),
+        ("2021-09-26", "today's numbers, nothing left out"),
+        ("20:00", "tomorrow at 8:30, 4 people"),
     ],
 )
 def test_a_text_about_another_date_or_time_does_not_mention_it(value, text):

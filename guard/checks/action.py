@@ -44,6 +44,10 @@ def _stems(words: str) -> frozenset[str]:
 #: read, though no tool of that kind is ever flagged here.)
 _KINDS: dict[str, frozenset[str]] = {kind: _stems(" ".join(sorted(TOOL_VERBS[kind]))) for kind in ("read", "create", "update", "delete")}
 _KINDS["act"] = _stems(" ".join(sorted(TOOL_VERBS["act"] - NOUN_LIKE_VERBS)))
+#: Verbs of the "act" kind as often nouns ("the upload", "my order"): a verb only where a clause
+#: starts or after "and", "then", "please".
+_NOUN_LIKE_ACTS = frozenset(TOOL_VERBS["act"] & NOUN_LIKE_VERBS)
+_BEFORE_A_VERB = frozenset({"and", "then", "please", "also", "pls", "plz"})
 #: Words that say a request reads without a verb of its own ("what is", "how many").
 _QUESTIONS = _stems("what which how when where whether tell")
 _CHANGES = ("create", "update", "delete")
@@ -109,6 +113,8 @@ def _kinds(text: str) -> set[str]:
         words += said
         for i, w in enumerate(said):
             kind = _verb_kind(w) if not w.endswith("ing") else None  # "invoices showing the wrong rate" asks nothing
+            if kind is None and w in _NOUN_LIKE_ACTS and (i == 0 or said[i - 1] in _BEFORE_A_VERB):
+                kind = "act"  # "... and upload them as unreviewed", "please order more": a verb where a clause starts
             if kind is None or _DETERMINERS & set(said[max(0, i - 2) : i]):
                 continue  # a noun after "the", "her customer": no request to act
             if w == "make" and (i + 1 >= len(said) or said[i + 1] not in _MAKES_NEW):

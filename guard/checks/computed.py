@@ -6,6 +6,8 @@
   month? then move that amount to checking": the sum of the four transactions' ``amount``);
 * a **date-time a tool returned, moved** by a length the user said ("pull the last 6 hours for
   that sensor" after a reading stamped 14:05: the start at 08:05);
+* a **year of birth** from a year and an age the conversation gives ("the 1911 census" and a
+  household member "age": 28: born 1883 or 1882);
 * a **multiple** the user asked for of a number the conversation holds next to the thing the
   parameter names ("Classic Banana Bread ... serves 4" then "double it": ``target_servings: 8``;
   a deployment at ``replicas: 3`` and "double its replicas": 6).
@@ -159,3 +161,27 @@ def asked_multiple(value: object, param: str, asked: str, said: list[tuple[int, 
 
 
 __all__ = ["asked_multiple", "result_total", "shifted_result_time"]
+
+
+#: A year of an event, 1500-2099, as written.
+_YEAR = re.compile(r"(?<![\d.,:/-])(1[5-9]\d\d|20\d\d)(?![\d.,:/-])")
+#: An age, as a tool returns it ("age": 28) or a user says it ("aged 28", "28 years old").
+_AGE = re.compile(r"\"age\"\s*:\s*\"?(\d{1,3})\b|\baged?\s+(\d{1,3})\b|\b(\d{1,3})\s*(?:years?|yrs?)[\s-]*old\b", re.IGNORECASE)
+
+
+def birth_year(value: object, param: str, said: list[tuple[int, str]], results: list[tuple[int, str]]) -> Derivation | None:
+    """``birth_year_approx: 1883`` where the user asks about "the 1911 census" and the household a
+    tool returned lists the wife at ``"age": 28``: a year the conversation names less an age it
+    gives (or a year more, the birthday not yet come), for a parameter of a year of birth."""
+    number = _number(value)
+    words = set(name_words(param).split())
+    if number is None or number != int(number) or not words & {"birth", "born", "birthyear", "yob"}:
+        return None
+    texts = [*said[-_RESULTS:], *results[-_RESULTS:]]
+    years = {int(m[1]) for _, text in texts for m in itertools.islice(_YEAR.finditer(text[:_READ]), 32)}
+    for index, text in texts:
+        for m in itertools.islice(_AGE.finditer(text[:_READ]), 64):
+            age = int(next(g for g in m.groups() if g is not None))
+            if age <= 120 and any(number in (year - age, year - age - 1) for year in years):
+                return index, f"a year named less age {age} -> {int(number)}"
+    return None

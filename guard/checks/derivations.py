@@ -211,6 +211,10 @@ def _grouped_digits(value: object, ctx: Context) -> Derivation | None:
 #: Parameter words that count things: one of them is what "a", "an" or "another" asks for.
 _COUNT_WORDS = frozenset({"quantity", "qty", "count", "copies", "units", "pieces", "items", "tickets", "seats", "rooms"})
 _ONE_THING = re.compile(r"\b(?:a|an|another|one|single)\s+(?:pair\s+of\s+|single\s+)?[a-z]", re.IGNORECASE)
+#: One thing in a list beside others counted: "two pizzas and a large caesar", "3 shirts, one tie".
+_LISTED_ONE = re.compile(r"(?:,|\band|\bplus)\s+(?:a|an|one|another)\s+(?!(?:few|couple|lot|bit|number|dozen|pair|total)\b)[a-z]", re.IGNORECASE)
+
+
 def _plural(word: str) -> bool:
     """Whether a word reads as a plural noun ("pizzas", "tickets"; not "glass", "it's", "bus")."""
     word = word.strip(".,;:!?'\"()").lower()
@@ -243,6 +247,10 @@ def _one_item(value: object, ctx: Context) -> Derivation | None:
     index, text = ctx.said[-1]
     text = text[:_READ]
     if _CARDINAL.search(text):
+        # "add two margherita pizzas and a large caesar": in a list of things each with its own
+        # count, the one asked for with "a" is one
+        if counts and (one := _LISTED_ONE.search(text)) is not None:
+            return index, f"{one.group(0)[:-1].strip()} -> 1"
         return None
     if counts and (one := _ONE_THING.search(text)) is not None:
         return index, f"{one.group(0)[:-1].strip()} -> 1"
@@ -757,6 +765,56 @@ def _stay_end(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
+#: Where a part of the day begins and ends, as a search window is written ("Thursday afternoon":
+#: 12:00 to 17:00 or 18:00).
+_DAY_PART_BOUNDS = {
+    "morning": ((6, 0), (8, 0), (9, 0), (12, 0)),
+    "afternoon": ((12, 0), (13, 0), (17, 0), (18, 0)),
+    "evening": ((17, 0), (18, 0), (21, 0), (22, 0), (23, 59)),
+}
+#: Parameter words that name the bound of a window of time (not "start": an event starts at one time).
+_BOUND_WORDS = frozenset({"min", "max", "from", "to", "after", "before", "since", "until", "earliest", "latest", "window"})
+
+
+def _day_part_bound(value: object, ctx: Context) -> Derivation | None:
+    """``time_min: 2025-06-12T12:00:00+01:00`` and ``time_max: ...T18:00:00+01:00`` from "a slot
+    thursday afternoon": the start or the end of a part of the day the user named, for a parameter
+    that bounds a window of time, on a day they named (or with no day)."""
+    if not isinstance(value, str) or not _BOUND_WORDS & set(ctx.words) or (parsed := parse_temporal(value.strip())) is None:
+        return None
+    if parsed.time is None or parsed.time.second:
+        return None
+    said = " \n ".join(text[:_READ] for _, text in ctx.normalised[-_MAX_SPANS:])
+    for part, bounds in _DAY_PART_BOUNDS.items():
+        if (parsed.time.hour, parsed.time.minute) not in bounds or not re.search(rf"(?<!\S){part}s?(?!\S)", said):
+            continue
+        if parsed.date is None:
+            return None, f"{part} -> {value}"
+        patterns = temporal_patterns(parsed.date.isoformat(), ctx.today or parsed.date)
+        if patterns is not None and (found := patterns.search(said)):
+            return None, f"{found[0][0]} {part} -> {value}"
+    return None
+
+
+#: Parameter words of when a reminder or a notification goes off.
+_REMINDER_WORDS = frozenset({"remind", "reminder", "notify", "notification", "alert", "alarm"})
+
+
+def _reminder_default(value: object, ctx: Context) -> Derivation | None:
+    """``remind_at: 2025-10-20T09:00:00-04:00`` from "remind me on the 20th to pay the rest": a
+    reminder on a day the user named without a time, set at the morning hour reminder apps use
+    (8 or 9 am)."""
+    if not isinstance(value, str) or not _REMINDER_WORDS & set(ctx.words) or (parsed := parse_temporal(value.strip())) is None:
+        return None
+    if parsed.date is None or parsed.time is None or (parsed.time.hour, parsed.time.minute, parsed.time.second) not in ((8, 0, 0), (9, 0, 0)):
+        return None
+    patterns = temporal_patterns(parsed.date.isoformat(), ctx.today or parsed.date)
+    for index, text in reversed(ctx.normalised[-_MAX_SPANS:]):
+        if patterns is not None and (found := patterns.search(text[:_READ])):
+            return index, f"{found[0][0]} at the morning default -> {value}"
+    return None
+
+
 #: Payment terms: "net 30", "net-60", "Net 15 days": due that many days after the invoice.
 _NET_TERMS = re.compile(r"(?<![a-z])net (\d{1,3})(?: days?)?(?! (?:dollars|euros|pounds|percent|kg|lbs?|profit|income|loss|weight)(?!\S))(?!\S)")
 
@@ -1105,6 +1163,8 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _calendar_period,
     _stay_end,
     _payment_terms,
+    _day_part_bound,
+    _reminder_default,
     _shifted_time,
     _web_address,
     _weekday_after_date,

@@ -20,6 +20,7 @@ strings.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -33,7 +34,7 @@ from typing import Any, Protocol
 from rapidfuzz import fuzz
 
 from guard.checks import CheckContext
-from guard.checks.computed import asked_multiple, result_total, shifted_result_time
+from guard.checks.computed import asked_multiple, birth_year, result_total, shifted_result_time
 from guard.checks.derivations import date_value, derive
 from guard.checks.measures import unit_field
 from guard.checks.risk import risk_of
@@ -460,6 +461,23 @@ def _clipped(word: str, tokens: frozenset[str]) -> bool:
     return any(word[:n] in tokens or f"{word[:n]}s" in tokens for n in range(4, len(word) - 1))
 
 
+#: A sentence or a clause of a description: what it says of one parameter.
+_SENTENCES = re.compile(r"[^.;\n]+(?:\([^)]{0,80}\))?[^.;\n]*")
+
+
+@lru_cache(maxsize=1_024)
+def described_in_tool(description: str, param: str) -> str:
+    """What a tool's description says of one parameter, where the parameter itself has no
+    description of its own to say it ("Refund a charge. amount is in the smallest currency unit
+    (cents)", "pickup_location: IATA airport code or address"): the sentences that name it, at
+    most 300 characters."""
+    if len(param) < 2 or param.casefold() not in description.casefold():
+        return ""
+    name = re.compile(rf"(?<![\w-]){re.escape(param)}(?![\w-])", re.IGNORECASE)
+    said = [m[0].strip() for m in itertools.islice(_SENTENCES.finditer(description[:4_000]), 64) if name.search(m[0])]
+    return " ".join(said)[:300]
+
+
 def _consequential(leaf: _Leaf, index: GroundingIndex) -> bool:
     """Whether an invented value here does harm (``guard.checks.risk``): an identifier, contact,
     amount or path is traced at any length and matched strictly."""
@@ -480,6 +498,8 @@ def _ground_lexically(leaf: _Leaf, index: GroundingIndex, ctx: CheckContext) -> 
         if match is not None:
             return match
     description = next((str(s["description"]) for s in leaf.schemas if s.get("description")), "")
+    if ctx.spec is not None and (told := described_in_tool(ctx.spec.description, leaf.name)):
+        description = f"{description} {told}".strip()  # "amount is in the smallest currency unit (cents)"
     if numbered := _numbered(leaf):
         return GroundingMatch("derived", None, numbered, 1.0)
     if unit := _sibling_unit(ctx.args, leaf.path):
@@ -490,6 +510,8 @@ def _ground_lexically(leaf: _Leaf, index: GroundingIndex, ctx: CheckContext) -> 
     said, results = conversation.said_texts, conversation.tool_texts
     if results and (total := result_total(leaf.value, results) or shifted_result_time(leaf.value, said, results)):
         return GroundingMatch("computed", total[0], total[1], 1.0)
+    if born := birth_year(leaf.value, leaf.name, said, results):
+        return GroundingMatch("computed", born[0], born[1], 1.0)
     if conversation.latest_request and (multiple := asked_multiple(leaf.value, leaf.name, conversation.latest_request, said, results)):
         return GroundingMatch("computed", multiple[0], multiple[1], 1.0)
     return None

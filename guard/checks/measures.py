@@ -395,21 +395,31 @@ def count_times_quantity(value: object, ctx: Context) -> Derivation | None:
 #: A thermostat or temperature setting written as a bare number: "turn the thermostat to 68".
 #: "make the living room 70 degrees", "it's 68° in here": degrees said without a scale.
 _BARE_DEGREES = re.compile(r"\b(\d{1,3}(?:\.\d)?)\s*(?:degrees|degree|degs|deg|°)(?![a-z])(?!\s*(?:c|f|celsius|fahrenheit|centigrade|kelvin|k)\b)(?!\s*(?:angle|turn|rotation|tilt|to the (?:left|right))s?\b)", re.IGNORECASE)
+#: A setting moved to a bare number, for a parameter that holds a temperature: "bump the east
+#: conference rooms down to 68".
+_SET_TO = re.compile(
+    r"\b(?:set|bump|turn|crank|drop|lower|raise|put|keep|bring|make|change|adjust)\b"
+    r"(?:(?!\b(?:volume|brightness|speed|fan|timer|alarm|price|budget|limit|zoom|font|size|level|count|number|quantity|page|rate|humidity)\b)[^.?!\n]){0,60}?"
+    r"\b(?:(?:down|up|back) )?(?:to|at)\s+(\d{1,3}(?:\.\d)?)\b"
+    r"(?![.:]\d)(?!\s*(?:°|%|deg|degrees|percent|[cfk]\b|min|minutes|hours?|pm|am|people|persons|guests|users|items|st|nd|rd|th)\b)",
+    re.IGNORECASE,
+)
 #: Words before degrees that make them an angle ("rotate the camera 70 degrees").
 _ANGLE_WORDS = re.compile(r"\b(?:rotat\w*|tilt\w*|angle\w*|spin\w*|incline\w*|slope\w*|pan|lean\w*)\b", re.IGNORECASE)
 _BARE_SETTING = re.compile(r"\b(?:thermostat|temperature|temp|heat|heating|cooling|a/?c|degrees)\b[^.?!\n]{0,40}?\b(?:to|at)\s+(\d{1,3}(?:\.\d)?)\b(?!\s*(?:°|%|deg|degrees|percent|[cfk]\b|min|minutes|hours?|pm|am))", re.IGNORECASE)
 
 
 def bare_temperature(value: object, ctx: Context) -> Derivation | None:
-    """``setpoint_c: 20`` from "turn the thermostat to 68" or "make it 68 degrees": a temperature
-    setting said as a bare number, or in degrees without a scale, in the scale people there use (68 is Fahrenheit: no room is set to 68 °C), written in
+    """``setpoint_c: 20`` from "turn the thermostat to 68", "bump the conference rooms down to 68"
+    or "make it 68 degrees": a temperature setting said as a bare number, or in degrees without a
+    scale, in the scale people there use (68 is Fahrenheit: no room is set to 68 °C), written in
     the parameter's scale, to the value's precision or a thermostat's half degree."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     registry = _registry()
     scales = [t for t in _targets(ctx) if _temperature(t)]
     for index, text in ctx.said:
-        found = itertools.chain(_BARE_SETTING.finditer(text[:_CACHED_TEXT]), _BARE_DEGREES.finditer(text[:_CACHED_TEXT]))
+        found = itertools.chain(*(pattern.finditer(text[:_CACHED_TEXT]) for pattern in (_BARE_SETTING, _BARE_DEGREES, _SET_TO)))
         for m in itertools.islice(found, 16):
             if _ANGLE_WORDS.search(text, max(0, m.start() - 40), m.start()):
                 continue

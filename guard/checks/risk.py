@@ -148,9 +148,10 @@ def _number_stated_for(words: set[str], said: str) -> bool:
 
 @lru_cache(maxsize=8)  # a few conversations (bodies are capped at 1 MB), not one per call
 def _stems(text: str) -> frozenset[str]:
-    """Content-word stems of a text; cached, since every unstated value of a call reads the same
-    conversation."""
-    return frozenset(stem(w) for w in re.findall(r"[a-z]{3,}", text.lower()) if w not in STOPWORDS)
+    """Content-word stems of a text, and its numbers of two digits or more (a flight's, an
+    order's: "Flight AA 2211" echoes a result that lists flight "AA 2211"); cached, since every
+    unstated value of a call reads the same conversation."""
+    return frozenset(stem(w) if w[0].isalpha() else w for w in re.findall(r"[a-z]{3,}|\d{2,}", text.lower()) if w not in STOPWORDS)
 
 
 def _echoes(value: str, said: str, results: str = "") -> bool:

@@ -106,3 +106,16 @@ def test_can_i_get_asks_to_have_it_as_often_as_to_see_it():
     assert categories("book_court", "show me which courts are free tomorrow", COURTS)
     assert categories("book_court", "get the free courts for tomorrow", COURTS)
     assert categories("deleteMenuItem", "what is Pad Thai made of? can i get the recipe")
+
+
+STRINGS = [tool("keys_list"), tool("translations_bulk_update"), tool("translations_delete")]
+
+
+def test_a_verb_as_often_a_noun_asks_for_an_action_where_a_clause_starts():
+    asked = "what strings in the web project are missing french? machine translate them and upload as unreviewed"
+    assert categories("translations_bulk_update", asked, STRINGS) == []
+    assert categories("addMenuItem", "Pad Thai is sold out, please order more and add it back") == []
+    # Everyday negatives: the same words as nouns still leave a question that reads.
+    assert categories("deleteMenuItem", "what is in the order for Pad Thai?")
+    assert categories("deleteMenuItem", "what did the upload of the Pad Thai photo show?")
+    assert categories("updateMenuItem", "which dishes are on the menu? show the upload log")

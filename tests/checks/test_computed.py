@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from guard import Guard
-from guard.checks.computed import asked_multiple, result_total
+from guard.checks.computed import asked_multiple, birth_year, result_total
 from guard.taxonomy import Category
 
 SPENT = json.dumps({"transactions": [{"merchant": "Trader Joe's", "amount": -84.12}, {"merchant": "Costco", "amount": -132.55},
@@ -58,3 +58,15 @@ def test_a_returned_time_moved_by_a_length_the_user_said() -> None:
     assert shifted_result_time("2025-07-02T09:05:00Z", said, readings) is None
     assert shifted_result_time("2025-07-02T08:05:00+02:00", said, readings) is None
     assert shifted_result_time("2025-07-02T08:05:00Z", [(4, "ok pull the history for that one")], readings) is None
+
+
+def test_a_year_of_birth_from_a_year_and_an_age_the_conversation_gives() -> None:
+    said = [(0, "can you find Patrick Sheehan in the 1911 Irish census, born about 1880? add his wife and kids")]
+    household = [(2, json.dumps({"members": [{"name": "Margaret Sheehan", "age": 28}, {"name": "John Sheehan", "age": 5}]}))]
+    assert birth_year(1883, "birth_year_approx", said, household) is not None
+    assert birth_year(1906, "birthYear", said, household) is not None
+    assert birth_year(1962, "year_of_birth", [(0, "I'm 62 years old, it's 2024")], []) is not None
+    # Everyday negatives: a year no age gives, a parameter of another year, an age alone.
+    assert birth_year(1890, "birth_year_approx", said, household) is None
+    assert birth_year(1883, "census_year", said, household) is None
+    assert birth_year(1883, "birth_year", [(0, "she is 28")], []) is None

@@ -371,6 +371,12 @@ def test_a_day_of_the_month_in_the_month_the_user_stated(value, text, derived):
         (1, "quantity", "Order a pizza for the 5 of us", False),
         (1, "priority", "Open a ticket for the broken printer", False),  # no count
         (2, "quantity", "Order a large pepperoni pizza", False),
+        # in a list of things each with its own count, the one asked for with "a" is one
+        (1, "quantity", "add two margherita pizzas and a large caesar, no croutons on the caesar", True),
+        (1, "qty", "3 shirts, one tie and two belts please", True),
+        (1, "quantity", "two pizzas and a couple of cokes", False),
+        (1, "quantity", "two pizzas for a party of 8", False),
+        (1, "quantity", "add 2 lattes, and a few cookies", False),
     ],
 )
 def test_one_of_a_thing_asked_for_with_an_article(value, param, text, derived):
@@ -650,3 +656,36 @@ def test_a_quarter_a_slashed_date_and_a_clock_a_system_message_states() -> None:
 )
 def test_payment_terms_fall_due_that_many_days_from_today(value, text, derived):
     assert (derive(value, "due_date", [(0, text)], today=date(2026, 3, 14)) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "param", "derived"),
+    [
+        ("2025-06-12T12:00:00+01:00", "time_min", True),
+        ("2025-06-12T18:00:00+01:00", "time_max", True),
+        ("17:00", "latest", True),
+        # Everyday negatives: another day, an hour inside the afternoon, an event's own start.
+        ("2025-06-13T12:00:00+01:00", "time_min", False),
+        ("2025-06-12T14:00:00+01:00", "time_min", False),
+        ("2025-06-12T13:00:00+01:00", "start", False),
+    ],
+)
+def test_a_part_of_the_day_bounds_a_window_of_time(value, param, derived):
+    said = [(0, "find a 45 min slot thursday afternoon when Kenji and I are both free")]
+    assert (derive(value, param, said, today=date(2025, 6, 9)) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "param", "derived"),
+    [
+        ("2025-10-20T09:00:00-04:00", "remind_at", True),
+        ("2025-10-20T08:00:00", "reminder_time", True),
+        # Everyday negatives: another hour, another day, a parameter that is no reminder.
+        ("2025-10-20T15:00:00-04:00", "remind_at", False),
+        ("2025-10-21T09:00:00-04:00", "remind_at", False),
+        ("2025-10-20T09:00:00-04:00", "start", False),
+    ],
+)
+def test_a_reminder_on_a_day_said_without_a_time_goes_off_in_the_morning(value, param, derived):
+    said = [(0, "hmm actually just pay the minimum for now. and remind me on the 20th to pay the rest")]
+    assert (derive(value, param, said, today=date(2025, 10, 14)) is not None) is derived

@@ -433,3 +433,22 @@ def test_a_number_is_converted_to_the_unit_its_sibling_field_names() -> None:
     # Everyday negatives: the number in another unit than its sibling says, a sibling that is no unit.
     assert _ungrounded(tool, {"items": [{"food_name": "grilled chicken breast", "quantity": 170, "unit": "ml"}]}, said) == ["$.items[0].quantity"]
     assert _ungrounded(tool, {"items": [{"food_name": "grilled chicken breast", "quantity": 170, "unit": "plate"}]}, said) == ["$.items[0].quantity"]
+
+
+def test_what_the_tools_description_says_of_a_parameter_reads_as_its_description():
+    from guard import Guard
+
+    def decide(description: str, args: dict[str, Any], said: str) -> list[str]:
+        props = {k: {"type": "integer" if isinstance(v, int) else "string"} for k, v in args.items()}
+        tool = {"name": "refunds_create", "description": description, "parameters": {"type": "object", "properties": props}}
+        return [f.path for f in Guard([tool]).check({"name": "refunds_create", "args": args, "id": "1"}, [("user", said)]).findings]
+
+    cents = "Refund a charge. amount is in the smallest currency unit (cents); omit for a full refund."
+    assert decide(cents, {"amount": 1250}, "refund her the $12.50 difference") == []
+    airport = "Search rental cars. pickup_location: IATA airport code or address. Times are local."
+    assert decide(airport, {"pickup_location": "DEN"}, "rent a compact at Denver airport") == []
+    # Everyday negatives: a description that says it of another parameter, or says nothing of it,
+    # and another airport.
+    assert decide("Refund a charge. fee is in cents.", {"amount": 1250}, "refund her the $12.50 difference") == ["$.amount"]
+    assert decide("Refund a charge.", {"amount": 1250}, "refund her the $12.50 difference") == ["$.amount"]
+    assert decide(airport, {"pickup_location": "LAX"}, "rent a compact at Denver airport") == ["$.pickup_location"]

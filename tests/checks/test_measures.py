@@ -441,6 +441,15 @@ def test_degrees_without_a_scale_in_the_scale_people_there_use() -> None:
     assert derive(24, "target_temp_c", said("make it 70 degrees")) is None
 
 
+def test_a_setting_moved_to_a_bare_number_for_a_temperature_parameter() -> None:
+    assert derive(20, "setpoint_c", said("Can you bump the 3rd floor east conference rooms down to 68? People are roasting")) is not None
+    assert derive(22, "setpoint_c", said("crank the office up to 72 please")) is not None
+    # Everyday negatives: a number of people, a time, a setting in the parameter's own scale.
+    assert derive(20, "setpoint_c", said("bump the booking to 68 people")) is None
+    assert derive(20, "setpoint_c", said("move the cleaning to 6:30")) is None
+    assert derive(20, "setpoint_c", said("set the office to 68 pm")) is None
+
+
 def test_the_country_of_a_city_after_a_postal_code() -> None:
     assert derive("US", "country", said("ship from 60614 (Chicago) to Toronto")) is not None
     # Everyday negatives: another country, a city named without a cue, a number that is no code.

@@ -242,3 +242,12 @@ def test_a_statement_or_purpose_that_echoes_the_request_is_derivable():
     assert risk_of("statement", [{}], "The meter was broken and the signage was unclear.", said).level == "ordinary"
     assert risk_of("purpose", [{}], "Conference travel", said).level == "ordinary"
     assert risk_of("purpose", [{}], "client", said).level == "ordinary"
+
+
+def test_a_title_echoes_the_numbers_a_tool_returned():
+    results = '{"offers": [{"flight": "AA 2211", "depart": "09:40"}]}'
+    assert risk_of("title", [{}], "Flight AA 2211 BOS → ORD", said="book the 9:40 to Chicago", results=results).level == "derivable"
+    # Everyday negatives: a number nobody returned, words nobody said, a number alone.
+    assert risk_of("title", [{}], "Flight AA 9913 BOS → ORD", said="book the 9:40 to Chicago", results=results).level == "ordinary"
+    assert risk_of("title", [{}], "Dentist checkup downtown", said="book the 9:40 to Chicago", results=results).level == "ordinary"
+    assert risk_of("title", [{}], "2211", said="book the 9:40 to Chicago", results=results).level == "ordinary"
