@@ -80,7 +80,7 @@ TOOL_VERBS: dict[str, frozenset[str]] = {
     "act": frozenset(
         "buy close draft email file open order pay place purchase reserve send share transfer write upload refund reply "
         "respond invite assign approve reject archive publish notify subscribe unsubscribe merge deploy restart "
-        "resize attach enroll renew refill ship transition scale stop start snapshot backup".split()
+        "resize attach enroll renew refill ship transition scale stop start snapshot backup block".split()
     ),
 }
 #: Verbs of ``TOOL_VERBS`` that are as often everyday nouns ("take place", "backup required",

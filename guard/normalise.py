@@ -421,6 +421,8 @@ def _relative_forms(d: date, today: date) -> list[str]:
         weeks = abs(delta) // 7
         count = rf"(?:{weeks}|{number_words(weeks)}{'|a' if weeks == 1 else ''})"
         forms.append(rf"{count} weeks? ago" if delta < 0 else rf"in {count} weeks?(?: time)?|{count} weeks? from (?:today|now)")
+    if delta in (8, 15):  # "a week from tomorrow", "two weeks from tomorrow"
+        forms.append(rf"(?:{'a|one' if delta == 8 else 'two|2'}) weeks? from tom+or+ow")
     if delta == -1:  # the last day of a range that leaves today out: "the last 7 days, leave today out"
         forms.append(r"(?:leav(?:e|ing)|excluding|exclude|without|not including|except(?: for)?) today(?: out)?")
     if abs(delta) == 14:  # "in a fortnight", "a fortnight ago"
@@ -500,6 +502,7 @@ def _time_forms(t: time) -> list[str]:
         hhmm = rf"{t.hour:02d}{t.minute:02d}"
         forms.append(rf"{hhmm}(?= (?:hrs?|hours|utc|gmt|z|zulu|local)(?!\S))" if t.hour >= 10 else rf"{hhmm}(?! \d)")
     if t.minute == 0 and not t.second:
-        forms += [rf"{h12} {says}", rf"{t.hour:02d} h", rf"{h12} o clock", rf"at {h12}(?: {says})?(?! \d\d){not_other}"]
+        hour = rf"(?:{h12}|{number_words(h12)})"  # "at ten am", "at 10"
+        forms += [rf"{hour} {says}", rf"{t.hour:02d} h", rf"{hour} o clock", rf"at {hour}(?: {says})?(?! \d\d){not_other}"]
         forms += {0: ["midnight"], 12: ["noon", "midday", "noon ?ish", "lunchtime"]}.get(t.hour, [])  # "pick up tomorrow noonish"
     return forms

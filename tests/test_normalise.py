@@ -181,6 +181,7 @@ def test_a_midnight_time_next_to_a_date_means_the_date_alone():
         ("2021-09-26", "signups per day over the last 7 days? leave today out, it's partial"),
         ("2021-09-26", "the past week, not including today"),
         ("20:00", "book somewhere good for thai tomorrow at 8, 4 people"),
+        ("2021-10-05", "anniversary dinner a week from tomorrow!!"),
     ],
 )
 def test_a_text_mentions_a_date_or_time_in_the_forms_people_write(value, text):
@@ -223,6 +224,7 @@ def test_a_text_mentions_a_date_or_time_in_the_forms_people_write(value, text):
         ("2021-09-25", "the last 7 days, leave today out"),
         ("2021-09-26", "today's numbers, nothing left out"),
         ("20:00", "tomorrow at 8:30, 4 people"),
+        ("2021-10-04", "anniversary dinner a week from tomorrow!!"),
     ],
 )
 def test_a_text_about_another_date_or_time_does_not_mention_it(value, text):

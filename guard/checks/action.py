@@ -97,6 +97,8 @@ _CONFIRMATION = re.compile(
     r"[\s,.!]*(?:(?:please|go ahead|do it|book it|thanks|thank you|that works|sounds good)[\s,.!]*)*$",
     re.IGNORECASE,
 )
+#: Putting something on a calendar, a list or in a cart adds an entry to it.
+_PUT_ON = re.compile(r"(?<!the )(?<!a )\bput\s+(?:\w+\s+){0,4}?(?:on|in|into|onto)\s+(?:the|my|our|your|her|his|their)\s+(?:\w+\s+)?(?:calendar|schedule|agenda|diary|list|cart|basket|planner)\b", re.IGNORECASE)
 #: Words after which a verb-like word is a noun ("her customer record", "the update", "my schedule").
 _DETERMINERS = frozenset("the a an my your his her its our their this that these those each every some any".split())
 #: "can I get", "could we get": a request to have something (a table, a court, a refund) as often as to see it.
@@ -122,6 +124,8 @@ def _kinds(text: str) -> set[str]:
             if w == "get" and i >= 2 and said[i - 2] in _MODALS and said[i - 1] in ("i", "we"):
                 continue  # "can i get court 2 tomorrow at 9": asks to have it, as often as to see it
             kinds.add(kind)
+    if _PUT_ON.search(text):
+        kinds.add("create")  # "put it on the calendar": an entry added (a note put on a record changes it)
     if not kinds and {stem(w) for w in words} & _QUESTIONS:
         kinds.add("read")
     return kinds

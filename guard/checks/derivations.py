@@ -670,6 +670,9 @@ def _calendar_period(value: object, ctx: Context) -> Derivation | None:
     the first or last day of the week, month or year the user named relative to today (the
     conversation's date, or the one they stated); "the end of this month" is its last day."""
     day = date_value(value)
+    month = _ISO_MONTH.fullmatch(value.strip()) if isinstance(value, str) and day is None else None
+    if month is not None and 1 <= int(month[2]) <= 12:
+        day = date(int(month[1]), int(month[2]), 1)  # "month: 2025-09" from "last month": the month itself
     if day is None:
         return None
     todays = _todays(ctx)[:4]
@@ -680,6 +683,8 @@ def _calendar_period(value: object, ctx: Context) -> Derivation | None:
         for today in todays:
             bounds = _period_bounds(today, which, unit)
             allowed = bounds[-1:] if edge == "end" else bounds[:1] if edge else bounds
+            if month is not None:
+                allowed = bounds[:1] if unit == "month" and not edge else ()
             if day in allowed:
                 return index, f"{m[0].strip()} from {today.isoformat()} -> {day.isoformat()}"
     return None
@@ -772,6 +777,8 @@ _DAY_PART_BOUNDS = {
     "afternoon": ((12, 0), (13, 0), (17, 0), (18, 0)),
     "evening": ((17, 0), (18, 0), (21, 0), (22, 0), (23, 59)),
 }
+#: Of those, the words of its upper bound.
+_UPPER_WORDS = frozenset({"max", "to", "before", "until", "latest"})
 #: Parameter words that name the bound of a window of time (not "start": an event starts at one time).
 _BOUND_WORDS = frozenset({"min", "max", "from", "to", "after", "before", "since", "until", "earliest", "latest", "window"})
 
@@ -782,9 +789,16 @@ def _day_part_bound(value: object, ctx: Context) -> Derivation | None:
     that bounds a window of time, on a day they named (or with no day)."""
     if not isinstance(value, str) or not _BOUND_WORDS & set(ctx.words) or (parsed := parse_temporal(value.strip())) is None:
         return None
+    said = " \n ".join(text[:_READ] for _, text in ctx.normalised[-_MAX_SPANS:])
+    midnight = parsed.time is None and re.search(r"\d[T ]00:00(?::00)?(?!:\d\d?[1-9])", value) is not None  # read as a date alone
+    if parsed.date is not None and midnight and _BOUND_WORDS & set(ctx.words) & _UPPER_WORDS:
+        # a window's end written as the midnight after its last day ("this weekend": until Monday 00:00)
+        before = parsed.date - timedelta(days=1)
+        patterns = temporal_patterns(before.isoformat(), ctx.today or before)
+        if patterns is not None and (found := patterns.search(said)):
+            return None, f"the midnight after {found[0][0]} -> {value}"
     if parsed.time is None or parsed.time.second:
         return None
-    said = " \n ".join(text[:_READ] for _, text in ctx.normalised[-_MAX_SPANS:])
     for part, bounds in _DAY_PART_BOUNDS.items():
         if (parsed.time.hour, parsed.time.minute) not in bounds or not re.search(rf"(?<!\S){part}s?(?!\S)", said):
             continue
@@ -793,6 +807,27 @@ def _day_part_bound(value: object, ctx: Context) -> Derivation | None:
         patterns = temporal_patterns(parsed.date.isoformat(), ctx.today or parsed.date)
         if patterns is not None and (found := patterns.search(said)):
             return None, f"{found[0][0]} {part} -> {value}"
+    return None
+
+
+#: Parameter words that count people.
+_PEOPLE_WORDS = frozenset({"adults", "adult", "guests", "guest", "people", "persons", "party", "travelers", "travellers", "passengers", "pax", "diners", "attendees"})
+_RELATIONS = r"(?:wife|husband|partner|girlfriend|boyfriend|fianc[eé]e?|spouse|friend|mum|mom|mother|dad|father|son|daughter|sister|brother|colleague|boss|roommate|flatmate)"
+#: Two people: the speaker and one other ("me and my wife", "my husband and I", "me and Sam").
+_TWO_OF_US = re.compile(
+    rf"\b(?:me|i|myself) and (?:my {_RELATIONS}|(?-i:[A-Z][a-z]+))\b(?! and\b)(?!, \w+ and\b)|\bmy {_RELATIONS} and (?:me|i|myself)\b",
+    re.IGNORECASE,
+)
+
+
+def _two_of_us(value: object, ctx: Context) -> Derivation | None:
+    """``adults: 2`` from "me and my wife, economy is fine": the speaker and one other person they
+    named, for a parameter that counts people."""
+    if value not in (2, "2") or isinstance(value, bool) or not _PEOPLE_WORDS & set(ctx.words):
+        return None
+    for index, text in reversed(ctx.said[-_MAX_SPANS:]):
+        if m := _TWO_OF_US.search(text[:_READ]):
+            return index, f"{m[0]} -> 2"
     return None
 
 
@@ -1165,6 +1200,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _payment_terms,
     _day_part_bound,
     _reminder_default,
+    _two_of_us,
     _shifted_time,
     _web_address,
     _weekday_after_date,

@@ -353,6 +353,28 @@ def converted_quantity(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
+def quantity_text(value: object, ctx: Context) -> Derivation | None:
+    """``quantity: "2 lb"`` from "2 lbs chicken thighs", ``"1 kg"`` from "1000 grams of flour": a
+    quantity written as text with its unit, which the user said (in that unit or another)."""
+    if not isinstance(value, str) or not 2 <= len(value.strip()) <= 32 or not any(c.isdigit() for c in value):
+        return None
+    own = quantities(value.strip())
+    if len(own) != 1 or own[0].start > 0 or own[0].end < len(value.strip()) - 1:
+        return None  # the whole value is one quantity
+    registry = _registry()
+    mine = registry.Quantity(own[0].magnitude, own[0].unit)
+    for index, q in _said_quantities(ctx):
+        if q.unit.dimensionality != own[0].unit.dimensionality:
+            continue
+        try:
+            converted = registry.Quantity(q.magnitude, q.unit).to(own[0].unit).magnitude
+        except Exception:  # noqa: BLE001 - units pint cannot convert between
+            continue
+        if rounds_to(mine.magnitude, converted):
+            return index, f"{q.words} -> {value}"
+    return None
+
+
 #: Words after a number that make it no count of things ("at 2 pm", "after 2 hours", "2 times").
 _NO_COUNT = re.compile(r"\s*(?:am|pm|a\.m|p\.m|o'?clock|h|hrs?|hours?|mins?|minutes?|secs?|seconds?|days?|weeks?|months?|years?|times|x|%|percent)\b", re.IGNORECASE)
 
@@ -663,6 +685,33 @@ def airport_code(value: object, ctx: Context) -> Derivation | None:
         for name in _airports().get(value.strip(), ()):
             if f" {name} " in text:
                 return index, f"{name} -> {value}"
+    return None
+
+
+#: A place written with an airport's code in brackets: "Chicago O'Hare (ORD)", "Seattle-Tacoma (SEA)".
+_NAMED_AIRPORT = re.compile(r"^\s*(.{3,80}?)\s*\(([A-Z]{3})\)\s*$")
+
+
+def airport_name(value: object, ctx: Context) -> Derivation | None:
+    """``location: "Chicago O'Hare (ORD)"`` where the user said ORD, or flies from Chicago: an
+    airport written by its name (or its city's) with its IATA code in brackets, where the code
+    or the city was said: every word besides the code is a word of the airport's name or city."""
+    if not isinstance(value, str) or (m := _NAMED_AIRPORT.match(value)) is None:
+        return None
+    airport = _airport_table().get(m[2])
+    if airport is None:
+        return None
+    city = normalise_text(airport.get("city") or "")
+    known = set(normalise_text(f"{airport.get('name') or ''} {city}").split()) | _AIRPORT_KINDS | {"intl", "airport"}
+    if not set(normalise_text(m[1]).split()) <= known:
+        return None
+    code = re.compile(rf"(?<![A-Za-z]){m[2]}(?![A-Za-z])")
+    for index, text in ctx.said:
+        if code.search(text[:_CACHED_TEXT]):
+            return index, f"{m[2]} -> {value}"
+    for index, text in ctx.normalised:
+        if city and f" {city} " in text:
+            return index, f"{city} ({m[2]}) -> {value}"
     return None
 
 
@@ -1325,6 +1374,6 @@ def warm() -> None:
 
 
 RULES = (
-    converted_quantity, bare_temperature, unit_symbol, currency_name, minor_units, language_code, airport_code, ticker_symbol, country_of_place, region_code, time_zone, periods_per_year, per_period, arithmetic,
-    difference_or_sum, count_times_quantity, holiday, phone_number,
+    converted_quantity, bare_temperature, unit_symbol, currency_name, minor_units, language_code, airport_code, airport_name, ticker_symbol, country_of_place, region_code, time_zone, periods_per_year, per_period, arithmetic,
+    difference_or_sum, count_times_quantity, quantity_text, holiday, phone_number,
 )

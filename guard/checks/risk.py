@@ -66,7 +66,7 @@ _DESCRIPTIVE_WORDS = frozenset(
     feedback preferences preference interests context situation concerns
     question questions query prompt instruction instructions
     subject body message caption text title headline memo term terms keyword keywords
-    statement explanation justification narrative purpose
+    statement explanation justification narrative purpose label legend
     """.split()
 )
 

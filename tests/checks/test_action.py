@@ -119,3 +119,15 @@ def test_a_verb_as_often_a_noun_asks_for_an_action_where_a_clause_starts():
     assert categories("deleteMenuItem", "what is in the order for Pad Thai?")
     assert categories("deleteMenuItem", "what did the upload of the Pad Thai photo show?")
     assert categories("updateMenuItem", "which dishes are on the menu? show the upload log")
+
+
+CALENDAR = [tool("listEvents"), tool("createEvent"), tool("deleteEvent")]
+
+
+def test_put_it_on_the_calendar_and_block_time_ask_to_add():
+    assert categories("createEvent", "sunday. put it on the calendar too", CALENDAR) == []
+    assert categories("createEvent", "whats due this week? and block 2 hrs of study time for each one, 7 to 9", CALENDAR) == []
+    # Everyday negatives: "a block" and "the put option" are nouns; a plain question still reads.
+    assert categories("createEvent", "what is in the block of time on friday?", CALENDAR)
+    assert categories("createEvent", "what's the put option price on my calendar?", CALENDAR)
+    assert categories("createEvent", "what do I have on sunday?", CALENDAR)

@@ -689,3 +689,38 @@ def test_a_part_of_the_day_bounds_a_window_of_time(value, param, derived):
 def test_a_reminder_on_a_day_said_without_a_time_goes_off_in_the_morning(value, param, derived):
     said = [(0, "hmm actually just pay the minimum for now. and remind me on the 20th to pay the rest")]
     assert (derive(value, param, said, today=date(2025, 10, 14)) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "param", "text", "derived"),
+    [
+        ("2025-09", "month", "did we go over our dining out budget last month?", True),
+        ("2025-11", "month", "what's the budget for next month", True),
+        ("2025-09-08T00:00:00-07:00", "time_max", "find a time this weekend for apple picking", True),
+        ("2025-09-06T00:00:00", "until", "anything on friday?", True),
+        # Everyday negatives: another month, a month's day for a month, another midnight, an
+        # event's end is no window's bound.
+        ("2025-08", "month", "did we go over our dining out budget last month?", False),
+        ("2025-09-09T00:00:00-07:00", "time_max", "find a time this weekend for apple picking", False),
+        ("2025-09-08T00:00:00-07:00", "end", "find a time this weekend for apple picking", False),
+    ],
+)
+def test_a_month_written_as_itself_and_a_window_that_ends_the_midnight_after(value, param, text, derived):
+    today = date(2025, 10, 2) if "month" in param else date(2025, 9, 3)
+    assert (derive(value, param, [(0, text)], today=today) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "param", "text", "derived"),
+    [
+        (2, "adults", "back on sunday the 11th. me and my wife, economy is fine", True),
+        ("2", "party_size", "a table for my husband and I at 8", True),
+        (2, "guests", "it's just me and Priya this time", True),
+        # Everyday negatives: three people, a parameter that counts no people, a pronoun that is no name.
+        (2, "adults", "me and my wife and our son", False),
+        (2, "rooms", "me and my wife", False),
+        (2, "guests", "between me and you, it's fine", False),
+    ],
+)
+def test_the_speaker_and_one_other_are_two_people(value, param, text, derived):
+    assert (derive(value, param, [(0, text)]) is not None) is derived

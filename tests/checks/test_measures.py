@@ -468,6 +468,25 @@ def test_the_country_of_a_city_in_a_list_shared_by_several_countries_or_with_its
     assert derive("US", "country", said("we drove past dayton yesterday")) is None
 
 
+def test_a_quantity_written_as_text_with_its_unit() -> None:
+    assert derive("2 lb", "quantity", said("ok add to groceries: 2 lbs chicken thighs, a dozen eggs")) is not None
+    assert derive("1 kg", "amount", said("1000 grams of flour please")) is not None
+    # Everyday negatives: another amount, another kind of unit, a number with no unit.
+    assert derive("3 lb", "quantity", said("2 lbs chicken thighs")) is None
+    assert derive("2 l", "quantity", said("2 lbs chicken thighs")) is None
+    assert derive("12", "quantity", said("2 lbs chicken thighs")) is None
+
+
+def test_an_airport_by_its_name_with_its_code_in_brackets() -> None:
+    assert derive("Chicago O'Hare (ORD)", "location", said("Home airport: ORD.", "I need to be in Seattle Thursday")) is not None
+    assert derive("Seattle-Tacoma (SEA)", "location", said("I need to be in Seattle for a conference")) is not None
+    assert derive("San Francisco International Airport (SFO)", "dropoff", said("get me an uber XL from here to SFO")) is not None
+    # Everyday negatives: an airport nobody named, a name that is not the airport's, no code.
+    assert derive("Portland International (PDX)", "location", said("I need to be in Seattle for a conference")) is None
+    assert derive("Seattle Center (SEA)", "location", said("I need to be in Seattle for a conference")) is None
+    assert derive("Seattle-Tacoma", "location", said("I need to be in Seattle for a conference")) is None
+
+
 def test_a_count_of_things_times_a_quantity_of_each() -> None:
     assert derive(400, "dose_mg", said("just took 2 ibuprofen, the 200mg ones. log it pls")) is not None
     assert derive(15, "weight_kg", said("ship 3 bags of 5 kg")) is not None

@@ -251,3 +251,12 @@ def test_a_title_echoes_the_numbers_a_tool_returned():
     assert risk_of("title", [{}], "Flight AA 9913 BOS → ORD", said="book the 9:40 to Chicago", results=results).level == "ordinary"
     assert risk_of("title", [{}], "Dentist checkup downtown", said="book the 9:40 to Chicago", results=results).level == "ordinary"
     assert risk_of("title", [{}], "2211", said="book the 9:40 to Chicago", results=results).level == "ordinary"
+
+
+def test_a_charts_axis_label_echoing_the_results_is_descriptive():
+    results = '{"rows": [{"product": "Desk lamp", "revenue_usd": 18250.0}]}'
+    assert risk_of("y_label", [{}], "Revenue (USD)", said="chart the top products by revenue", results=results).level == "derivable"
+    # Everyday negatives: a label nobody said or returned, a one-word issue label, an identifier.
+    assert risk_of("y_label", [{}], "Units shipped", said="chart the top products by revenue", results=results).level == "ordinary"
+    assert risk_of("label", [{}], "bug", said="file an issue", results="").level == "ordinary"
+    assert risk_of("label_id", [{}], "LBL-77 urgent", said="file an issue", results="").level == "consequential"
