@@ -199,6 +199,11 @@ class SemanticConfig(_Strict):
         description="how the model runs: onnx (onnxruntime, fp32: torch's numbers), onnx-int8 (quantised: faster, "
         "cosines within ~0.03), torch; default: $GUARD_SEMANTIC_BACKEND, else onnx when onnxruntime is installed",
     )
+    threads: int = Field(
+        1, ge=1, le=64,
+        description="onnxruntime intra-op threads for the model: 1 (the default) never spins against other processes on "
+        "a shared CPU; on a machine with idle cores 2 threads were ~35% faster per pass (docs/semantic-latency.md)",
+    )
     budget_ms: float | None = Field(
         None, gt=0,
         description="latency budget of one embedding check: when the model's estimated cost for the new text is over "

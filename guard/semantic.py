@@ -1168,8 +1168,8 @@ def default_backend() -> str:
 
 
 @lru_cache(maxsize=8)
-def _embedder(model: str | None, backend: str | None = None) -> Embedder:
-    """The model once per process (per name and backend)."""
+def _embedder(model: str | None, backend: str | None = None, threads: int = 1) -> Embedder:
+    """The model once per process (per name, backend and thread count)."""
     backend = backend or default_backend()
     if backend not in BACKENDS:
         raise ValueError(f"unknown semantic backend {backend!r}: one of {', '.join(BACKENDS)}")
@@ -1177,7 +1177,7 @@ def _embedder(model: str | None, backend: str | None = None) -> Embedder:
         return MiniLMEmbedder(model)
     from guard.onnx_encoder import OnnxEmbedder
 
-    return OnnxEmbedder(model, variant="int8" if backend == "onnx-int8" else "fp32")
+    return OnnxEmbedder(model, variant="int8" if backend == "onnx-int8" else "fp32", threads=threads)
 
 
 @lru_cache(maxsize=8)
@@ -1191,7 +1191,8 @@ def semantic_for(config: SemanticConfig) -> SemanticGuard:
     model per name and the threshold-free caches per model and span length, so a section that
     differs only in thresholds (a calibration sweep) reuses both: a benchmark builds a guard per
     case, the model must load once and nothing be embedded twice."""
-    fields = config.model_dump(exclude={"enabled", "model", "backend", "budget_ms"})
+    fields = config.model_dump(exclude={"enabled", "model", "backend", "budget_ms", "threads"})
     backend = getattr(config, "backend", None)
     caches = _shared_caches(config.model, config.max_span_words, backend)
-    return SemanticGuard(_embedder(config.model, backend), caches=caches, budget_ms=getattr(config, "budget_ms", None), **fields)
+    embedder = _embedder(config.model, backend, getattr(config, "threads", 1))
+    return SemanticGuard(embedder, caches=caches, budget_ms=getattr(config, "budget_ms", None), **fields)

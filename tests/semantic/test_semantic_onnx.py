@@ -75,6 +75,16 @@ def test_the_backend_is_chosen_by_policy_or_environment(monkeypatch: pytest.Monk
         sem._embedder.__wrapped__(None, "tensorflow")
 
 
+def test_the_policys_thread_count_reaches_the_model_and_leaves_its_vectors_alone(onnx: OnnxEmbedder) -> None:
+    one = sem.semantic_for(Policy.model_validate({"checks": {"semantic": {"enabled": True, "backend": "onnx"}}}).checks.semantic)
+    two = sem.semantic_for(Policy.model_validate({"checks": {"semantic": {"enabled": True, "backend": "onnx", "threads": 2}}}).checks.semantic)
+    assert one.embedder._session.get_session_options().intra_op_num_threads == 1
+    assert two.embedder._session.get_session_options().intra_op_num_threads == 2
+    assert (two.embedder._forward(TEXTS) * onnx._forward(TEXTS)).sum(axis=1).min() > 0.99999
+    with pytest.raises(ValueError):
+        Policy.model_validate({"checks": {"semantic": {"threads": 0}}})
+
+
 # --- passes per decision and the caches --------------------------------------------------------
 
 TOOLS = [
