@@ -1067,14 +1067,14 @@ def _open_requests(conversation: Conversation) -> list[str]:
     users = [i for i, m in enumerate(messages) if m.role == "user" and m.content.strip()]
     if not users:
         return []
-    keep = [users[-1]]
+    keep = [users[-1]]  # latest first
     answered = _answers(conversation)
     for i in reversed(users[:-1]):
-        served = any(m.tool_calls for m in messages[i + 1 : keep[0]])
-        if served and not (answered and keep[0] == users[-1]):
+        served = any(m.tool_calls for m in messages[i + 1 : keep[-1]])
+        if served and not (answered and keep[-1] == users[-1]):
             break
-        keep.insert(0, i)
-    return [messages[i].content for i in keep]
+        keep.append(i)
+    return [messages[i].content for i in reversed(keep)]
 
 
 def _selection_texts(conversation: Conversation) -> list[str]:

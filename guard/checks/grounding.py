@@ -471,10 +471,11 @@ def described_in_tool(description: str, param: str) -> str:
     description of its own to say it ("Refund a charge. amount is in the smallest currency unit
     (cents)", "pickup_location: IATA airport code or address"): the sentences that name it, at
     most 300 characters."""
+    description = description[:4_000]
     if len(param) < 2 or param.casefold() not in description.casefold():
         return ""
     name = re.compile(rf"(?<![\w-]){re.escape(param)}(?![\w-])", re.IGNORECASE)
-    said = [m[0].strip() for m in itertools.islice(_SENTENCES.finditer(description[:4_000]), 64) if name.search(m[0])]
+    said = [m[0].strip() for m in itertools.islice(_SENTENCES.finditer(description), 64) if name.search(m[0])]
     return " ".join(said)[:300]
 
 

@@ -361,22 +361,10 @@ def quantity_text(value: object, ctx: Context) -> Derivation | None:
     own = quantities(value.strip())
     if len(own) != 1 or own[0].start > 0 or own[0].end < len(value.strip()) - 1:
         return None  # the whole value is one quantity
-    registry = _registry()
-    mine = registry.Quantity(own[0].magnitude, own[0].unit)
     for index, q in _said_quantities(ctx):
-        if q.unit.dimensionality != own[0].unit.dimensionality:
-            continue
-        try:
-            converted = registry.Quantity(q.magnitude, q.unit).to(own[0].unit).magnitude
-        except Exception:  # noqa: BLE001 - units pint cannot convert between
-            continue
-        if rounds_to(mine.magnitude, converted):
+        if (converted := in_unit(q, own[0].unit)) is not None and rounds_to(own[0].magnitude, converted):
             return index, f"{q.words} -> {value}"
     return None
-
-
-#: Words after a number that make it no count of things ("at 2 pm", "after 2 hours", "2 times").
-_NO_COUNT = re.compile(r"\s*(?:am|pm|a\.m|p\.m|o'?clock|h|hrs?|hours?|mins?|minutes?|secs?|seconds?|days?|weeks?|months?|years?|times|x|%|percent)\b", re.IGNORECASE)
 
 
 def count_times_quantity(value: object, ctx: Context) -> Derivation | None:
@@ -388,28 +376,16 @@ def count_times_quantity(value: object, ctx: Context) -> Derivation | None:
     targets = _targets(ctx)
     if not targets:
         return None
-    registry = _registry()
+    targets = [t for t in targets if not _temperature(t)]  # no sum of temperatures
     for index, text in ctx.said[-_AMOUNT_MESSAGES:]:
         said = quantities(text[:_CACHED_TEXT])[:8]
-        if not said:
-            continue
-        counts = []
-        for m in itertools.islice(_COUNT.finditer(text[:_CACHED_TEXT]), 12):
-            n = parse_number(m[1].lower()) if not m[1].isdigit() else int(m[1])
-            if isinstance(n, (int, float)) and 2 <= n <= 1_000 and not _NO_COUNT.match(text, m.end(1)):
-                counts.append((m.start(), n))
+        counts = list(itertools.islice(_counts(text[:_CACHED_TEXT], things=True), 12)) if said else []
         for q in said:
             for start, n in counts:
                 if q.start <= start < q.end:
                     continue  # the quantity's own number
                 for target in targets:
-                    if target.dimensionality != q.unit.dimensionality or _temperature(target):
-                        continue
-                    try:
-                        total = registry.Quantity(q.magnitude * n, q.unit).to(target).magnitude
-                    except Exception:  # noqa: BLE001 - units pint cannot convert between
-                        continue
-                    if rounds_to(value, total):
+                    if (each := in_unit(q, target)) is not None and rounds_to(value, n * each):
                         return index, f"{n:g} x {q.words} -> {value} {target:~}"
     return None
 
@@ -438,8 +414,10 @@ def bare_temperature(value: object, ctx: Context) -> Derivation | None:
     the parameter's scale, to the value's precision or a thermostat's half degree."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    registry = _registry()
     scales = [t for t in _targets(ctx) if _temperature(t)]
+    if not scales:
+        return None  # every numeric value of every call comes here: no text is read for the others
+    registry = _registry()
     for index, text in ctx.said:
         found = itertools.chain(*(pattern.finditer(text[:_CACHED_TEXT]) for pattern in (_BARE_SETTING, _BARE_DEGREES, _SET_TO)))
         for m in itertools.islice(found, 16):
@@ -1135,8 +1113,9 @@ def stated_spans(texts: Iterable[str], max_minutes: int, limit: int = 16) -> lis
     return found[:limit]
 
 
-def in_unit(q: Quantity, unit: str) -> float | None:
-    """A quantity's magnitude in ``unit`` ("1.5 hour" in minutes: 90.0); None across kinds."""
+def in_unit(q: Quantity, unit: Any) -> float | None:
+    """A quantity's magnitude in ``unit`` (a name or a pint unit: "1.5 hour" in minutes: 90.0);
+    None across kinds."""
     try:
         return float(_registry().Quantity(q.magnitude, q.unit).to(unit).magnitude)
     except Exception:  # another kind of quantity
@@ -1271,11 +1250,18 @@ _PRICE = re.compile(r"[$€£¥₹]\s?(\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?|\d{1,7}(
 _COUNT = re.compile(r"(?<![\w.$€£¥₹,])(\d{1,4}|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\s+(?=[a-z])", re.IGNORECASE)
 
 
-def _counts(text: str) -> Iterable[float]:
+#: Words after a number that make it no count of things ("at 2 pm", "after 2 hours", "2 times").
+_NO_COUNT = re.compile(r"\s*(?:am|pm|a\.m|p\.m|o'?clock|h|hrs?|hours?|mins?|minutes?|secs?|seconds?|days?|weeks?|months?|years?|times|x|%|percent)\b", re.IGNORECASE)
+
+
+def _counts(text: str, things: bool = False) -> Iterable[tuple[int, float]]:
+    """The counts a text states, with where each starts: "40 units", "three bags", "3 hours" (a
+    count of hours a rate is paid for); with ``things``, counts of things only (not "at 2 pm",
+    "after 2 hours": ``_NO_COUNT``)."""
     for m in _COUNT.finditer(text):
         n = parse_number(m[1].lower()) if not m[1].isdigit() else int(m[1])
-        if isinstance(n, (int, float)) and 2 <= n <= 1_000:
-            yield float(n)
+        if isinstance(n, (int, float)) and 2 <= n <= 1_000 and not (things and _NO_COUNT.match(text, m.end(1))):
+            yield m.start(), float(n)
 
 
 #: How many share an amount: "the three of us", "split four ways", "between 5 friends".
@@ -1310,7 +1296,7 @@ def difference_or_sum(value: object, ctx: Context) -> Derivation | None:
     if abs(value) >= 10:  # "40 units at $12.50 each": 500; "3 consulting hours" at a listed $120.00: 360
         prices = [(index, m[0], float(m[1].replace(",", ""))) for index, text in said
                   for m in itertools.islice(_PRICE.finditer(text[:_CACHED_TEXT]), 12)]
-        counts = {n for _, text in said for n in itertools.islice(_counts(text[:_CACHED_TEXT]), 12)}
+        counts = {n for _, text in said for _, n in itertools.islice(_counts(text[:_CACHED_TEXT]), 12)}
         for index, wp, price in prices:
             for n in counts:
                 if rounds_to(value, n * price):

@@ -502,6 +502,7 @@ def test_a_count_times_a_stated_price_and_millions_after_a_money_sign() -> None:
     assert derive(500, "revenue", said("Log today's order: Redwood Cafe bought 40 units at $12.50 each.")) is not None
     listed = said("Items: 'Consulting hour' (ItemRef 9, $120.00).", "Invoice them for 3 consulting hours.")
     assert derive(360.0, "Amount", listed) is not None
+    assert derive(360, "amount", said("Invoice them for 3 hours at $120")) is not None  # hours paid at a rate are counted
     assert 1200000 in numbers_in("Create an opportunity for Globex, $1.2M, closing this quarter.")
     # Everyday negatives: another product, a wall of 1.2 m is no money, a price nobody multiplied.
     assert derive(480, "revenue", said("Redwood Cafe bought 40 units at $12.50 each.")) is None
