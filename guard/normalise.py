@@ -503,6 +503,6 @@ def _time_forms(t: time) -> list[str]:
         forms.append(rf"{hhmm}(?= (?:hrs?|hours|utc|gmt|z|zulu|local)(?!\S))" if t.hour >= 10 else rf"{hhmm}(?! \d)")
     if t.minute == 0 and not t.second:
         hour = rf"(?:{h12}|{number_words(h12)})"  # "at ten am", "at 10"
-        forms += [rf"{hour} {says}", rf"{t.hour:02d} h", rf"{hour} o clock", rf"at {hour}(?: {says})?(?! \d\d){not_other}"]
+        forms += [rf"{hour} {says}", rf"{t.hour:02d} h", rf"{hour} o clock", rf"at {hour}(?: {says})?(?! \d\d)(?! (?:past|to|after|of|till) ){not_other}"]  # not "at ten past nine"
         forms += {0: ["midnight"], 12: ["noon", "midday", "noon ?ish", "lunchtime"]}.get(t.hour, [])  # "pick up tomorrow noonish"
     return forms

@@ -178,6 +178,7 @@ def test_a_midnight_time_next_to_a_date_means_the_date_alone():
         ("2021-10-11", "need a hotel in Kyoto in a fortnight, 3 nights"),
         ("2021-09-13", "we met a fortnight ago"),
         ("12:00", "pick up tomorrow noonish"),
+        ("10:00", "set up a thing on my calendar thursday at ten am for an hour"),
         ("2021-09-26", "signups per day over the last 7 days? leave today out, it's partial"),
         ("2021-09-26", "the past week, not including today"),
         ("20:00", "book somewhere good for thai tomorrow at 8, 4 people"),
@@ -225,6 +226,15 @@ def test_a_text_mentions_a_date_or_time_in_the_forms_people_write(value, text):
         ("2021-09-26", "today's numbers, nothing left out"),
         ("20:00", "tomorrow at 8:30, 4 people"),
         ("2021-10-04", "anniversary dinner a week from tomorrow!!"),
+        ("2021-10-05", "a week from today"),
+        ("2021-10-05", "two weeks from tomorrow"),
+        ("20:00", "table at 8 15 people"),
+        ("10:00", "meet at ten past nine"),
+        ("10:00", "at 10 to 6"),
+        ("22:00", "at ten am"),
+        ("12:00", "the afternoon show"),
+        ("2021-10-11", "every fortnight"),
+        ("2021-09-27", "yday was fine"),
     ],
 )
 def test_a_text_about_another_date_or_time_does_not_mention_it(value, text):
