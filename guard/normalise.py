@@ -83,7 +83,7 @@ _UNIT_TABLE: dict[str, dict[tuple[str, ...], float]] = {
         ("min", "mins", "minute", "minutes"): 60,
         ("h", "hr", "hrs", "hour", "hours"): 3_600,
         ("day", "days"): 86_400,
-        ("week", "weeks"): 604_800,
+        ("wk", "wks", "week", "weeks"): 604_800,
     },
     "length": {
         ("mm", "millimetre", "millimetres", "millimeter", "millimeters"): 0.001,
@@ -420,7 +420,7 @@ def _relative_forms(d: date, today: date) -> list[str]:
     if delta and delta % 7 == 0 and abs(delta) <= 28:
         weeks = abs(delta) // 7
         count = rf"(?:{weeks}|{number_words(weeks)}{'|a' if weeks == 1 else ''})"
-        forms.append(rf"{count} weeks? ago" if delta < 0 else rf"in {count} weeks?(?: time)?|{count} weeks? from (?:today|now)")
+        forms.append(rf"{count} (?:weeks?|wks?) ago" if delta < 0 else rf"in {count} (?:weeks?|wks?)(?: time)?|{count} (?:weeks?|wks?) from (?:today|now)")
     if delta in (8, 15):  # "a week from tomorrow", "two weeks from tomorrow"
         forms.append(rf"(?:{'a|one' if delta == 8 else 'two|2'}) weeks? from tom+or+ow")
     if delta == -1:  # the last day of a range that leaves today out: "the last 7 days, leave today out"

@@ -161,6 +161,8 @@ def test_a_midnight_time_next_to_a_date_means_the_date_alone():
         ("2021-09-20", "what did I spend a week ago"),
         ("2021-09-24", "the order I placed 3 days ago"),
         ("2021-10-11", "in two weeks"),
+        ("2021-10-11", "follow up in 2 wks"),
+        ("2021-10-04", "ping me 1 wk from now"),
         ("14:00", "can my cat come in tmrw afternoon for her shots? around 2 if possible"),
         ("10:00", "can i see the pier one saturday morning, like 10?"),
         ("04:00", "pickup appt 0400 tmrw"),
@@ -235,6 +237,9 @@ def test_a_text_mentions_a_date_or_time_in_the_forms_people_write(value, text):
         ("12:00", "the afternoon show"),
         ("2021-10-11", "every fortnight"),
         ("2021-09-27", "yday was fine"),
+        ("2021-10-11", "the 2 wks before the launch were hectic"),
+        ("2021-10-12", "follow up in 2 wks"),
+        ("2021-10-11", "I wk out 2 days a week"),
     ],
 )
 def test_a_text_about_another_date_or_time_does_not_mention_it(value, text):

@@ -57,7 +57,7 @@ _WORD = re.compile(r"[a-z]+")
 def check(ctx: CheckContext) -> list[Finding]:
     if ctx.spec is None:
         return []
-    mine = _kind_of_tool(ctx.spec)
+    mine = kind_of_tool(ctx.spec)
     if mine not in _CHANGES:
         return []  # reading before changing is how agents work
     if _CONFIRMATION.match(ctx.conversation.latest_request):
@@ -86,7 +86,7 @@ def _verb_kind(word: str) -> str | None:
     return next((kind for kind, verbs in _KINDS.items() if s in verbs), None)
 
 
-def _kind_of_tool(spec: ToolSpec) -> str | None:
+def kind_of_tool(spec: ToolSpec) -> str | None:
     """The kind of the first verb in the tool's name ("branding_updatePressRelease": update)."""
     return next((k for w in name_words(spec.name).split() if (k := _verb_kind(w))), None)
 
@@ -163,7 +163,7 @@ def _sibling(ctx: CheckContext, wanted: str) -> ToolSpec | None:
         return None
     for name in ctx.registry.available_names:
         other = ctx.registry.get(name)
-        if other is None or other.name == ctx.spec.name or _kind_of_tool(other) != wanted:
+        if other is None or other.name == ctx.spec.name or kind_of_tool(other) != wanted:
             continue
         theirs = _object_words(other, shared)
         if theirs and len(target & theirs) * 2 >= min(len(target), len(theirs)):

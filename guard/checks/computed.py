@@ -160,7 +160,69 @@ def asked_multiple(value: object, param: str, asked: str, said: list[tuple[int, 
     return None
 
 
-__all__ = ["asked_multiple", "result_total", "shifted_result_time"]
+#: A number as written: "$480k", "84.50", "18%", "1,250"; k scales it, and m or bn after a money sign.
+_WRITTEN_NUMBER = re.compile(r"(?<![\w.])([$€£¥₹])?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s?(%|k\b|m\b|bn\b)?", re.IGNORECASE)
+_SCALE = {"k": 1e3, "m": 1e6, "bn": 1e9}
+#: Operands read: the numbers of the latest messages the user and system wrote and of the latest
+#: tool results, at most this many of each (the combinations stay a few thousand).
+_OPERANDS = 12
+
+
+def _operands(texts: list[tuple[int, str]]) -> list[tuple[float, bool, int]]:
+    """(number, written as a percentage, message index) of the numbers in ``texts``, latest
+    messages first, each number once."""
+    out: dict[float, tuple[float, bool, int]] = {}
+    for index, text in reversed(texts[-4:]):
+        for m in itertools.islice(_WRITTEN_NUMBER.finditer(text[:_READ // 10]), 64):
+            number = float(m[2].replace(",", "") + (m[3] or ""))
+            suffix = (m[4] or "").lower()
+            if suffix == "k" or suffix in _SCALE and m[1]:  # "480k" is thousands; "5m" only after a money sign
+                number *= _SCALE[suffix]
+            if number and number not in out:
+                out[number] = (number, suffix == "%", index)
+            if len(out) >= _OPERANDS:
+                return list(out.values())
+    return list(out.values())
+
+
+def arithmetic(value: object, said: list[tuple[int, str]], results: list[tuple[int, str]]) -> Derivation | None:
+    """``expression``-free arithmetic on numbers the conversation holds: a product of two or
+    three of them ("40 seats at $45 a month for 12 months": 21600), a sum, a difference ("$450
+    budget, $362.20 spent": 87.8), a share ("split 3 ways"), a percentage of one or one raised or
+    cut by it ("20% down on a $480k house": 96000), to the value's precision. Only a value of 10
+    or more that is not a round number of one significant digit (100, 5000: too easily made from
+    other numbers by chance), and only over the numbers of the latest four messages and tool
+    results, twelve of each at most."""
+    number = _number(value)
+    if number is None or abs(number) < 10 or float(f"{abs(number):.0e}") == abs(number):
+        return None
+    operands = _operands(said) + _operands(results)
+    if len(operands) < 2 or any(number == a for a, _, _ in operands):
+        return None
+
+    def hit(result: float) -> bool:
+        return rounds_to(number, result)
+
+    for (a, pa, ia), (b, pb, ib) in itertools.permutations(operands, 2):
+        index = max(ia, ib)
+        if pb and not pa:  # a percentage of a number, or the number raised or cut by it
+            for label, result in (("of", a * b / 100), ("plus", a * (1 + b / 100)), ("less", a * (1 - b / 100))):
+                if hit(result):
+                    return index, f"{a:g} {label} {b:g}% -> {value}"
+            continue
+        if pa or pb:
+            continue
+        for label, result in (("x", a * b), ("+", a + b), ("-", a - b), ("/", a / b)):
+            if hit(result):
+                return index, f"{a:g} {label} {b:g} -> {value}"
+    plain = [(a, i) for a, p, i in operands if not p]
+    for (a, ia), (b, ib), (c, ic) in itertools.combinations(plain, 3):
+        if hit(a * b * c):
+            return max(ia, ib, ic), f"{a:g} x {b:g} x {c:g} -> {value}"
+    return None
+
+
+__all__ = ["arithmetic", "asked_multiple", "result_total", "shifted_result_time"]
 
 
 #: A year of an event, 1500-2099, as written.

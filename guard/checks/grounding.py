@@ -34,9 +34,10 @@ from typing import Any, Protocol
 from rapidfuzz import fuzz
 
 from guard.checks import CheckContext
-from guard.checks.computed import asked_multiple, birth_year, result_total, shifted_result_time
+from guard.checks.computed import arithmetic, asked_multiple, birth_year, result_total, shifted_result_time
 from guard.checks.derivations import date_value, derive
 from guard.checks.measures import unit_field
+from guard.checks.action import kind_of_tool
 from guard.checks.risk import risk_of
 from guard.conversation import Conversation
 from guard.lexicon import FACTLESS_WORDS
@@ -515,6 +516,8 @@ def _ground_lexically(leaf: _Leaf, index: GroundingIndex, ctx: CheckContext) -> 
         return GroundingMatch("computed", born[0], born[1], 1.0)
     if conversation.latest_request and (multiple := asked_multiple(leaf.value, leaf.name, conversation.latest_request, said, results)):
         return GroundingMatch("computed", multiple[0], multiple[1], 1.0)
+    if worked := arithmetic(leaf.value, said, results):
+        return GroundingMatch("computed", worked[0], worked[1], 1.0)
     return None
 
 
@@ -596,8 +599,11 @@ def check(ctx: CheckContext) -> list[Finding]:
     index = ctx.conversation.grounding_index
     searched = index.searched
     findings = []
+    lookup = kind_of_tool(ctx.spec) == "read" if ctx.spec is not None else False
     for leaf, skipped in entries:
-        risk = risk_of(leaf.name, leaf.schemas, leaf.value, index.said.haystack, index.results.haystack, parent=_parent_key(leaf.path))
+        risk = risk_of(
+            leaf.name, leaf.schemas, leaf.value, index.said.haystack, index.results.haystack, parent=_parent_key(leaf.path), lookup=lookup
+        )
         evidence = {"searched": searched, "risk": risk.level, "risk_reason": risk.reason}
         if isinstance(skipped, SemanticSkip):
             evidence["semantic"] = skipped.reason  # the embedding check was over its latency budget

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from guard.checks.relevance import stem
 from guard.lexicon import STOPWORDS
-from guard.normalise import parse_temporal
+from guard.normalise import normalise_text, parse_temporal
 from guard.registry import name_words
 
 Level = Literal["consequential", "ordinary", "derivable"]
@@ -54,9 +54,12 @@ _DERIVABLE_WORDS = frozenset(
     size length width height depth weight mass distance duration radius diameter area volume
     speed velocity acceleration temperature pressure energy power force frequency angle delay
     interval rate ratio percentage percent score rating level severity intensity priority scale
-    factor threshold growth degree degrees limit page results
+    factor threshold growth degree degrees limit page results lines rows entries
     """.split()
 )
+#: Parameter words that name how many results a lookup shows when the schema bounds or defaults
+#: them (``number: {default: 10, maximum: 100}``): a page size, which the model may choose.
+_COUNT_WORDS = frozenset({"number", "num", "top", "tail", "head"})
 #: Parameter words naming descriptive text: a summary of what was said, the user's question put
 #: to a question-answering or search tool, or a message's subject and body, in the model's words.
 _DESCRIPTIVE_WORDS = frozenset(
@@ -64,15 +67,30 @@ _DESCRIPTIVE_WORDS = frozenset(
     description describe details detail summary notes note comment comments reason reasons
     behavior behaviors behaviour behaviours goal goals objective objectives analysis criteria
     feedback preferences preference interests context situation concerns
-    question questions query prompt instruction instructions
+    question questions query prompt instruction instructions input
     subject body message caption text title headline memo term terms keyword keywords
     statement explanation justification narrative purpose label legend
     """.split()
 )
+#: Descriptive words that name the text itself when they end a parameter's name: an
+#: ``email_subject`` is a subject, a ``message_body`` a body (a ``message_id`` stays an identifier).
+_TEXT_HEADS = frozenset("subject body message text title caption content notes note description summary comment memo".split())
+#: Formats written after the text they name: ``content_markdown``, ``body_html``.
+_TEXT_FORMATS = frozenset("markdown md html plain rich raw".split())
+#: Parameter words naming a program or a formula the model writes: a shell command, code, an
+#: arithmetic expression. The syntax is the model's; what it acts on must have been said.
+_PROGRAM_WORDS = frozenset("command commands cmd script snippet program expression formula".split())
+#: Names of a parameter that holds source code ("code", "python_code"; a ``zip_code`` or
+#: ``stock_code`` is an identifier).
+_CODE_NAMES = frozenset("code source python javascript js sql bash shell".split())
+#: Words that point at something instead of saying it ("the same as last time", "that one").
+_POINTER_WORDS = frozenset("same usual that this those these it one ones last previous before again above mentioned earlier time thing things".split())
+#: The syntax of a command, a program or a formula: an operator, a bracket, an option, a line break.
+_SYNTAX = re.compile(r"[=()\[\]{}|;*/+<>$\n]|(?:^|\s)--?\w")
 
 #: Parameter words naming a query in a tool's own language (JQL, SOQL, a search syntax): the model
 #: writes the syntax, the user gives the values it searches for.
-_QUERY_WORDS = frozenset({"query", "q", "jql", "soql", "sql", "cql", "kql", "lucene", "filter", "search", "expression", "where"})
+_QUERY_WORDS = frozenset({"query", "q", "jql", "soql", "sql", "cql", "kql", "lucene", "filter", "search", "expression", "where", "selector"})
 #: Parameter words naming the API's own fields or sort keys: they shape an answer and carry no
 #: value of the user's ("fields": ["summary", "status"], "propertyName": "email").
 _SELECTOR_WORDS = frozenset({"fields", "properties", "select", "expand", "include", "columns", "attributes", "sort"})
@@ -93,14 +111,25 @@ class Risk:
         return CONFIDENCE[self.level]
 
 
-def risk_of(name: str, schemas: Iterable[dict[str, Any]], value: Any, said: str = "", results: str = "", parent: str = "") -> Risk:
+def risk_of(
+    name: str, schemas: Iterable[dict[str, Any]], value: Any, said: str = "", results: str = "", parent: str = "", lookup: bool = False
+) -> Risk:
     """What is at stake if ``value`` for parameter ``name`` (described by ``schemas``) was invented;
     ``said`` is what the user and system said, ``results`` what earlier tools returned (a summary
     or a message must echo them to count as derivable: the e-mail reporting a booking);
-    ``parent`` the key of the object the parameter sits in (``order_by`` for ``order_by.column``)."""
+    ``parent`` the key of the object the parameter sits in (``order_by`` for ``order_by.column``);
+    ``lookup`` whether the tool only reads (its name's verb: get, search, list), whose page size
+    the model may choose."""
     schemas = [s for s in schemas if isinstance(s, dict)]
-    words = set(name_words(name).split())
+    named = name_words(name).split()
+    words = set(named)
     formats = {str(s.get("format")) for s in schemas if s.get("format")}
+    composed = isinstance(value, str) and len(value.split()) >= 2
+    head = named[-2] if len(named) > 1 and named[-1] in _TEXT_FORMATS else named[-1] if named else ""
+    if composed and head in _TEXT_HEADS and _composed(value, said, results):
+        return Risk("derivable", "a text the model composed from what was said or returned: every name and number in it was")
+    if composed and (words & _PROGRAM_WORDS or words <= _CODE_NAMES and "code" in words) and _program_grounded(value, said, results):
+        return Risk("derivable", "a command, code or formula in the model's syntax: what it names was said or returned")
     if hit := words & _CONSEQUENTIAL_WORDS:
         return Risk("consequential", f"the parameter names {sorted(hit)[0]!r}: it must be stated or come from a tool result")
     if hit := formats & _CONSEQUENTIAL_FORMATS:
@@ -109,11 +138,12 @@ def risk_of(name: str, schemas: Iterable[dict[str, Any]], value: Any, said: str 
         _EMAIL_LIKE.fullmatch(value.strip()) or (_IDENTIFIER_LIKE.fullmatch(value.strip()) and parse_temporal(value.strip()) is None)
     ):  # a date or time ("2024-06-16T12:00:00-07:00") is no identifier
         return Risk("consequential", "the value looks like an identifier: it must be stated or come from a tool result")
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and words & _DERIVABLE_WORDS:
+    sized = lookup and words & _COUNT_WORDS and any("default" in s or "maximum" in s for s in schemas)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and (words & _DERIVABLE_WORDS or sized):
         if not _number_stated_for(words, said):
             return Risk("derivable", "a measure or rating a model may compute, convert or estimate")
         return Risk("ordinary", "the user stated another number for this parameter; a different one contradicts it")
-    if isinstance(value, str) and len(value.split()) >= 2 and words & _DESCRIPTIVE_WORDS and _echoes(value, said, results):
+    if composed and words & _DESCRIPTIVE_WORDS and _echoes(value, said, results) and not _points(value):
         return Risk("derivable", "descriptive text in the model's words, echoing what was said or returned")
     if isinstance(value, str) and words & _QUERY_WORDS and _literals_said(value, said, results):
         return Risk("derivable", "a query in the tool's own syntax whose values were said or returned")
@@ -122,7 +152,137 @@ def risk_of(name: str, schemas: Iterable[dict[str, Any]], value: Any, said: str 
         selector & _SELECTOR_WORDS or {"order", "by"} <= selector or {"property", "name"} <= words or {"field", "name"} <= words
     ):  # "fields", "sort_by", "propertyName", "order_by.column"; not "field" ("field of study") nor "property_type"
         return Risk("derivable", "the name of one of the API's own fields: it shapes the answer and carries no user data")
+    if isinstance(value, str) and _abbreviates(value.strip(), said, results):
+        return Risk("derivable", "a code abbreviating a name that was said or returned ('AAPL' for Apple, 'NYC' for New York City)")
     return Risk("ordinary", "a value the user would normally state")
+
+
+#: Where a sentence starts in a composed text (its first word is capitalised by grammar, not as a name).
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;\n>]|\s[-*•#]+)\s*[\W_]*$")  # ">": after a markup tag
+_WORD_OR_NUMBER = re.compile(r"[A-Za-z][\w'’-]*|\d+(?:[.,:]\d+)*")
+
+
+def _facts(value: str) -> tuple[list[str], int]:
+    """The facts of a composed text, the things in it that must have been said or returned:
+    numbers (not the zeros of a time: "3:00") and names (words written with a capital inside a
+    sentence, not "I"); and how many of its other words there are."""
+    facts, other = [], 0
+    for m in _WORD_OR_NUMBER.finditer(value[:4_000]):
+        word = m[0]
+        if word[0].isdigit():
+            facts.extend(n for n in re.findall(r"\d+", word) if n.strip("0"))
+        elif word[0].isupper() and word != "I" and not word.startswith(("I'", "I’")) and not _SENTENCE_START.search(value[max(0, m.start() - 8) : m.start()]):
+            facts.append(word)
+        else:
+            other += 1
+    return facts, other
+
+
+def _found(fact: str, said: str, results: str) -> bool:
+    """Whether a fact was said or returned, as a whole word of the normalised text."""
+    needle = f" {normalise_text(fact)} "
+    return needle.strip() != "" and (needle in _normalised(said) or needle in _normalised(results))
+
+
+def _facts_found(value: str, said: str, results: str = "") -> bool:
+    """Whether a text says nothing new: every fact in it was said or returned, and it is no mere
+    pointer ("the same as last time")."""
+    return not _points(value) and all(_found(f, said, results) for f in dict.fromkeys(_facts(value)[0]))
+
+
+def _composed(value: str, said: str, results: str = "") -> bool:
+    """Whether a message, note or title the model composed says what was said or returned, in
+    its own words: every fact in it (a number, a name) was said or returned, and it repeats at
+    least two of the words said or returned, one of them no name ("Quick heads-up: I'm running
+    about 10 minutes behind and will join our 2pm" for "tell her I'm running about 10 min late
+    to our 2pm"). A text that names something nobody said ("the invoice for March"), or only
+    the recipient ("Hi John, hope you are well"), is not."""
+    if not _facts_found(value, said, results):
+        return False
+    facts, _ = _facts(value)
+    echoed = _stems(value) & (_stems(said) | _stems(results))
+    plain = echoed - {stem(f.lower()) for f in facts} - {f for f in facts if f.isdigit()}
+    return len(echoed) >= 2 and bool(plain)
+
+
+#: What a command or program acts on: quoted strings, paths and URLs (a "/" inside, no
+#: wildcard; not a device such as /dev/null), e-mail addresses, file names ("train.py") and names
+#: mixing letters and digits ("prod-use1", "sales_2024.csv"); not an option ("--max-depth=1").
+_PROGRAM_TARGETS = re.compile(
+    r"'([^'\n]{1,200})'|\"([^\"\n]{1,200})\"|(?<![\w-])((?:[\w.~-]*/[\w.@:~/-]+)|(?:[\w.+-]+@[\w-]+\.[\w.]+)"
+    r"|(?=[\w.-]*\d)(?=[\w.-]*[A-Za-z])[A-Za-z][\w.-]*|[\w-]{2,}\.[a-z0-9]{2,4}\b(?![(\w.]))"
+)
+
+
+def _program_grounded(value: str, said: str, results: str = "") -> bool:
+    """Whether a command, code or formula the model wrote acts only on what was said or returned:
+    every path, URL, address, quoted string and name with digits in it was (a quoted string by
+    half of its words at least). Its syntax, options and arithmetic on stated numbers are the
+    model's ("84.50 * 1.18 / 3" for an 18% tip split three ways; "du -xh --max-depth=1 /var/log").
+    Words without any syntax ("that one") are no program."""
+    if not _SYNTAX.search(value) or _points(value):
+        return False
+    for m in _PROGRAM_TARGETS.finditer(value[:4_000]):
+        quoted = m[1] if m[1] is not None else m[2]
+        if quoted is not None:
+            if "{" in quoted or "%" in quoted:
+                continue  # a template the program prints ("Final balance: ${final:,.2f}"): its words are the model's
+            if re.fullmatch(r"\S+", quoted):  # one word: a name, a file, a column, said as it is
+                if not _found(quoted, said, results):
+                    return False
+                continue
+            own = _stems(quoted)
+            if own and 2 * len(own & (_stems(said) | _stems(results))) < len(own) and not _found(quoted, said, results):
+                return False
+        elif "*" not in m[3] and not m[3].startswith("/dev/") and not _found(m[3], said, results) and not _found(m[3].rstrip("/").rsplit("/", 1)[-1], said, results):
+            return False
+    return True
+
+
+_CODE = re.compile(r"[A-Z]{3,5}")
+
+
+def _abbreviates(value: str, said: str, results: str = "") -> bool:
+    """Whether a code of three to five capitals abbreviates a word that was said or returned: its
+    letters in order in one longer word with the same first letter ("AAPL" in "apple", "CHI" in
+    "chicago", "NVDA" in "nvidia"), or the initials of consecutive words ("NYC" for "new york
+    city"). A code the model gives for a named place, company or thing is its canonical form: a
+    guess at worst, never a value made up from nothing. Two letters abbreviate too much to tell."""
+    if not _CODE.fullmatch(value):
+        return False
+    code = value.lower()
+    letters = re.sub(r"(.)\1+", r"\1", code)  # "AAPL": a doubled letter read once
+    for text in (said, results):
+        words = _words_of(text)
+        if any(len(w) > len(letters) and _in_order(letters, w) for w in words if w[0] == code[0]):
+            return True
+        n = len(code)
+        if any("".join(w[0] for w in words[i : i + n]) == code for i in range(len(words) - n + 1) if words[i][0] == code[0]):
+            return True
+    return False
+
+
+def _in_order(letters: str, word: str) -> bool:
+    it = iter(word)
+    return all(c in it for c in letters)
+
+
+@lru_cache(maxsize=8)
+def _words_of(text: str) -> tuple[str, ...]:
+    """The words of a text, lowercase, in order (cached: every value of a call reads the same text)."""
+    return tuple(re.findall(r"[a-z]+", text[:1_000_000].lower()))
+
+
+def _points(value: str) -> bool:
+    """Whether a text only points at something ("the same as last time", "that one")."""
+    words = re.findall(r"[a-z]+", value.lower())
+    return bool(words) and len(words) <= 8 and all(w in _POINTER_WORDS or w in STOPWORDS for w in words)
+
+
+@lru_cache(maxsize=8)
+def _normalised(text: str) -> str:
+    """A text as the grounding index holds it (casefolded, punctuation to spaces), padded."""
+    return f" {normalise_text(text)} " if text else " "
 
 
 def _literals_said(value: str, said: str, results: str = "") -> bool:

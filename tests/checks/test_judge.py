@@ -481,8 +481,9 @@ def test_a_judged_guard_in_a_guarded_graph(travel_tools, calls, rule, runs):
 
 
 def test_a_judged_benchmark_run_counts_the_judges_calls_and_cost():
-    # "euros" and "US dollars" derive their codes (guard.checks.measures): "Europe money" is a near miss for EUR
-    unsaid = [{"role": "user", "content": "How much is 250 Europe money in dollars?"}]
+    # "euros" and "US dollars" derive their codes (guard.checks.measures), and a code's letters in
+    # a said word starting with its letter abbreviate it (guard.checks.risk): "Fleur money" is a near miss for EUR
+    unsaid = [{"role": "user", "content": "How much is 250 Fleur money in dollars?"}]
     cases = [c.model_copy(update={"messages": unsaid}) for c in tool_reflection.load(SAMPLES) if c.id == "test_sample:2"]
     policy = Policy(checks={"judge": {"price_per_1k_input_tokens": 1.0, "price_per_1k_output_tokens": 1.0}})
     judge = Judge(RuleModel(rule=no), policy.checks.judge)

@@ -260,3 +260,93 @@ def test_a_charts_axis_label_echoing_the_results_is_descriptive():
     assert risk_of("y_label", [{}], "Units shipped", said="chart the top products by revenue", results=results).level == "ordinary"
     assert risk_of("label", [{}], "bug", said="file an issue", results="").level == "ordinary"
     assert risk_of("label_id", [{}], "LBL-77 urgent", said="file an issue", results="").level == "consequential"
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "said", "level"),
+    [
+        # a message in the model's words: every name and number in it was said, and it repeats what was asked
+        ("body", "Quick heads-up: I'm running about 10 minutes behind and will join our 2pm as soon as I can.",
+         "email jo that I'm running about 10 min late to our 2pm", "derivable"),
+        ("email_subject", "Please sign: Mutual NDA between Acme Robotics and Orbit Labs",
+         "send our mutual NDA to Daniel Kim at Orbit Labs for signature. You work at Acme Robotics.", "derivable"),
+        ("notes", "Discussed the renewal. Sarah asked for pricing on 50 additional seats.",
+         "log a call: talked to sarah about the renewal, she wants pricing for 50 more seats", "derivable"),
+        # a name or a number nobody said is the model's invention, however the rest echoes
+        ("body", "Quick note: I'm running late, I will join the 3pm call with Priya after lunch.", "tell the team I'm running late", "ordinary"),
+        ("message_body", "Team update: the budget meeting moves to room 4B on Friday, bring the slides for Karen.",
+         "tell them the budget meeting moves", "ordinary"),
+        # only the recipient, or a pointer instead of a text, says nothing of what to write
+        ("body", "Hi John, hope you are doing great today!", "send a message to John", "ordinary"),
+        ("notes", "the same as last time", "add the same notes as last time", "ordinary"),
+        ("body_html", "<p>Quick heads-up: I'm running about 10 minutes behind for our 2pm.</p>",
+         "email jo that I'm running about 10 min late to our 2pm", "derivable"),
+        ("body_html", "<p>See you at 4pm in room B.</p>", "email jo that I'm running about 10 min late to our 2pm", "ordinary"),
+    ],
+)
+def test_a_composed_text_is_derivable_when_its_names_and_numbers_were_said(name, value, said, level):
+    assert risk_of(name, [{"type": "string"}], value, said).level == level
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "said", "level"),
+    [
+        ("command", "du -xh --max-depth=1 /var/log 2>/dev/null | sort -rh | head -n 20", "what is eating space in /var/log?", "derivable"),
+        ("command", "kubectl --context prod-use1 get pods -A | grep -c CrashLoopBackOff", "contexts: prod-use1. how many pods crashloop?", "derivable"),
+        ("expression", "84.50 * 1.18 / 3", "the bill is $84.50, leave an 18% tip and split it 3 ways", "derivable"),
+        ("code", "rate = 0.05\nprint(f'Final balance: {10_000 * (1 + rate / 12) ** 120:,.2f}')",
+         "what does $10k grow to at 5% monthly over 10 years", "derivable"),
+        ("code", "df = pd.read_csv('q3_sales.csv')\nprint(df['region'].value_counts())", "how many sales per region?", "ordinary"),
+        # what a command acts on must have been said: a path, a file, a branch nobody named
+        ("command", "rm -rf /home/ana/old_backups", "clean up some disk space please", "ordinary"),
+        ("command", "python train.py --epochs 5", "run the training script", "ordinary"),
+        ("command", "git push origin feature/login-fix", "push my branch", "ordinary"),
+        # words without syntax are no program, and a code that identifies something is no program
+        ("formula", "that one", "calculate that one for me", "ordinary"),
+        ("stock_code", "AAPL", "how is the stock doing", "ordinary"),
+    ],
+)
+def test_a_command_or_formula_is_derivable_when_what_it_acts_on_was_said(name, value, said, level):
+    assert risk_of(name, [{"type": "string"}], value, said).level == level
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "said", "level"),
+    [
+        ("symbol", "AAPL", "how's apple doing today", "derivable"),
+        ("symbols", "MSFT", "compare it with microsoft", "derivable"),
+        ("destination", "CHI", "fly me to chicago on friday", "derivable"),
+        ("city", "NYC", "hotels in new york city", "derivable"),
+        # a code nobody's words spell is the model's own, and so is one of two letters
+        ("destination", "LAX", "find me a flight next week", "ordinary"),
+        ("symbol", "TSLA", "how is the market today", "ordinary"),
+        ("state", "WA", "houses in seattle under 800k", "ordinary"),
+        # an identifier stays consequential whatever it abbreviates
+        ("ticker", "AAPL", "buy apple", "consequential"),
+    ],
+)
+def test_a_code_that_abbreviates_a_said_name_is_derivable(name, value, said, level):
+    assert risk_of(name, [{"type": "string"}], value, said).level == level
+
+
+def test_a_lookups_page_size_is_the_models_choice_and_a_bought_quantity_is_not() -> None:
+    page = [{"type": "integer", "default": 10, "maximum": 100}]
+    assert risk_of("number", page, 5, "a vegetarian dinner idea with chickpeas", lookup=True).level == "derivable"
+    assert risk_of("tail_lines", [{"type": "integer"}], 40, "why do the pods keep restarting").level == "derivable"
+    # not a lookup's: how many to book, order or send stays the user's to say
+    assert risk_of("number", page, 5, "book tickets for the show").level == "ordinary"
+    assert risk_of("number", [{"type": "integer"}], 4, "search for tickets", lookup=True).level == "ordinary"  # nothing bounds it
+    assert risk_of("max_guests", [{"type": "integer", "maximum": 16}], 6, "find a cabin for the weekend", lookup=True).level == "ordinary"
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "said", "level"),
+    [
+        ("input", "current distance from Earth to Mars in km", "How far away is Mars from Earth right now? In km.", "derivable"),
+        ("input", "population of Lisbon in 1900", "How far away is Mars from Earth right now?", "ordinary"),
+        ("label_selector", "app=search-indexer", "the search-indexer pods keep restarting", "derivable"),
+        ("label_selector", "app=billing", "the search-indexer pods keep restarting", "ordinary"),
+    ],
+)
+def test_a_question_put_to_a_tool_and_a_selector_echo_what_was_said(name, value, said, level):
+    assert risk_of(name, [{"type": "string"}], value, said).level == level

@@ -77,7 +77,8 @@ def test_guard_check_lets_the_paraphrase_through(semantic: Any) -> None:
     tools = [tool("add_reminder", "Add a reminder.", ("content",), content="What to be reminded of")]
     call = {"name": "add_reminder", "args": {"content": "Pick up dry cleaning"}, "id": "c1"}
     rule_only = Guard(tools).check(call, CHAT.messages)
-    assert rule_only.action is Action.ASK_HUMAN and Category.UNGROUNDED_VALUE in rule_only.categories
+    # rule-only, the words echo what was said: a text the model composed, a warning, no question
+    assert rule_only.action is Action.WARN and Category.UNGROUNDED_VALUE in rule_only.categories
     assert Guard(tools, semantic=semantic).check(call, CHAT.messages).action is Action.ALLOW
     invented = {"name": "add_reminder", "args": {"content": "Book a table at Luigi's"}, "id": "c2"}
     assert Guard(tools, semantic=semantic).check(invented, CHAT.messages).action is Action.ASK_HUMAN
