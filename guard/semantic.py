@@ -829,10 +829,11 @@ class SemanticGuard:
         if not tools.names or not request.strip():
             return lexical
         parts = split_request(request)
-        texts = [request] + (parts if len(parts) > 1 else [])
-        if self._over_budget(self._uncached(_request_text(t) for t in texts)) is not None:
+        plan = [(request, parts or [request])] + ([(p, [p]) for p in parts] if len(parts) > 1 else [])
+        if self._over_budget(self._uncached(_pieces(plan))) is not None:
             return lexical  # over the latency budget: the lexical ranking
-        blended = _blended_rows(self, texts, registry, tools)  # (texts, tools)
+        blended = _blended_rows(self, plan, registry, tools)  # (texts, tools)
+        texts = [t for t, _ in plan]
         score = blended.max(axis=0)
         if self.min_part_relevance is not None and len(texts) > 1:
             worst = float(blended[1:].max(axis=1).min())
@@ -919,10 +920,11 @@ def selection_check(ctx: Any) -> list[Finding]:
     tools = semantic._tool_vectors(ctx.registry)
     if ctx.call.name not in tools.names:
         return []
-    texts = _selection_parts(users)
-    if semantic._over_budget(semantic._uncached(_request_text(t) for t in texts)) is not None:
+    plan = _selection_plan(users)
+    if semantic._over_budget(semantic._uncached(_pieces(plan))) is not None:
         return []  # over the latency budget: the lexical verdict (no rule judges the choice of tool)
-    rows = _blended_rows(semantic, texts, ctx.registry, tools)
+    rows = _blended_rows(semantic, plan, ctx.registry, tools)
+    texts = [t for t, _ in plan]
     me = tools.names.index(ctx.call.name)
     part = int(np.argmax(rows[:, me]))
     # a tool that already ran since the user last spoke has served its step: the call is judged
@@ -1027,10 +1029,24 @@ def _lookup(spec: ToolSpec, prefix: str | None = None) -> bool:
     return bool(words) and words[0] in _VERBS and words[0] not in _MAKING_VERBS
 
 
-def _selection_parts(users: list[str]) -> list[str]:
+#: A request text and the parts it is made of: the model reads the parts, the text's vector is
+#: theirs pooled (``_blended_rows``).
+Plan = list[tuple[str, list[str]]]
+
+
+def _selection_plan(users: list[str]) -> Plan:
     """What the selection check compares the tools with: the last user message, all of them
-    together, and each one's parts."""
-    return list(dict.fromkeys([users[-1], "\n".join(users)] + [p for u in users for p in split_request(u)]))
+    together, and each one's parts; each with the parts it is made of."""
+    parts = [split_request(u) or [u] for u in users]
+    plan: dict[str, list[str]] = {users[-1]: parts[-1], "\n".join(users): [p for ps in parts for p in ps]}
+    for p in (p for ps in parts for p in ps):
+        plan.setdefault(p, [p])
+    return list(plan.items())
+
+
+def _pieces(plan: Plan) -> list[str]:
+    """The texts the model reads for a plan: each part once, as it is embedded."""
+    return list(dict.fromkeys(_request_text(p) for _, parts in plan for p in parts))
 
 
 def _done_this_turn(conversation: Conversation) -> set[str]:
@@ -1080,7 +1096,7 @@ def _open_requests(conversation: Conversation) -> list[str]:
 def _selection_texts(conversation: Conversation) -> list[str]:
     """The texts the selection check will embed for a conversation (for a shared pass)."""
     users = _open_requests(conversation)
-    return [_request_text(t) for t in _selection_parts(users)] if users else []
+    return _pieces(_selection_plan(users)) if users else []
 
 
 #: Verbs that say a tool reads, or makes what a later step uses (``guard.lexicon.TOOL_VERBS``).
@@ -1130,8 +1146,21 @@ def _described_output(description: str) -> set[str]:
     return {_noun(w) for w in found[1].split() if w not in STOPWORDS and len(w) > 2} if found else set()
 
 
-def _blended_rows(semantic: SemanticGuard, texts: list[str], registry: ToolRegistry, tools: _Tools) -> np.ndarray:
-    sims = _cosines(semantic.embedder.encode([_request_text(t) for t in texts]), tools.vectors)
+def _blended_rows(semantic: SemanticGuard, plan: Plan, registry: ToolRegistry, tools: _Tools) -> np.ndarray:
+    """Each text of the plan against every tool: the embedding score (clipped between the
+    relevance floor and ceiling) blended with the lexical one. The model reads each part once; a
+    text of several parts (the whole request, the latest message) gets its parts' vectors
+    pooled, weighted by their length: the mean of its tokens' vectors, as mean pooling takes
+    them, but each token seen in its own part's context. Before, every text ran through the
+    model, so each word of a request was read two or three times."""
+    pieces = _pieces(plan)
+    vectors = dict(zip(pieces, semantic.embedder.encode(pieces)))
+    rows = []
+    for _, parts in plan:
+        own = list(dict.fromkeys(_request_text(p) for p in parts))
+        rows.append(sum(approx_tokens(p) * vectors[p] for p in own) if len(own) > 1 else vectors[own[0]])
+    sims = _cosines(_unit(np.stack(rows)), tools.vectors)
+    texts = [t for t, _ in plan]
     sem = np.clip((sims - semantic.relevance_floor) / (semantic.relevance_ceiling - semantic.relevance_floor), 0.0, 1.0)
     lex = np.array([[scores.get(n, 0.0) for n in tools.names] for scores in (_lexical_scores(semantic, t, registry) for t in texts)])
     return semantic.semantic_weight * sem + (1 - semantic.semantic_weight) * lex

@@ -174,3 +174,29 @@ def test_span_caches_are_bounded_in_bytes() -> None:
         lru.put(str(i), sem._Spans(("x",), np.zeros((4, 384), dtype=np.float32), (1,)))  # ~6 kB each
     assert lru.bytes <= 10_000 and len(lru) == 1
     assert "19" in lru and "0" not in lru
+
+
+def test_the_selection_check_reads_each_part_of_a_request_once(onnx: OnnxEmbedder) -> None:
+    users = ["Find flights from Berlin to Paris next Friday.", "Then book a hotel near the station"]
+    plan = sem._selection_plan(users)
+    texts = [t for t, _ in plan]
+    assert texts[:2] == [users[-1], "\n".join(users)]  # the latest message, all of them, then each part
+    pieces = sem._pieces(plan)
+    assert len(pieces) == 2  # the model reads two parts, not the five texts that hold them
+    semantic = sem.SemanticGuard(onnx, caches=sem.SemanticCaches.new())
+    registry = Guard(TOOLS, Policy(), semantic=semantic).registry
+    tools = semantic._tool_vectors(registry)
+    before = onnx.forward_passes
+    rows = sem._blended_rows(semantic, plan, registry, tools)
+    assert onnx.forward_passes - before == 2
+    assert rows.shape == (len(plan), len(tools.names))
+    # the whole request is its parts pooled: close to the whole run through the model
+    parts = onnx.encode(pieces)
+    pooled = sem._unit(sum(sem.approx_tokens(p) * v for p, v in zip(pieces, parts))[None])[0]
+    alone = onnx.encode([sem._request_text("\n".join(users))])[0]
+    assert float(pooled @ alone) > 0.85
+    whole = texts.index("\n".join(users))
+    expected = sem._cosines(pooled[None], tools.vectors)[0]
+    sem_part = np.clip((expected - semantic.relevance_floor) / (semantic.relevance_ceiling - semantic.relevance_floor), 0, 1)
+    lex = np.array([sem._lexical_scores(semantic, texts[whole], registry).get(n, 0.0) for n in tools.names])
+    assert np.allclose(rows[whole], semantic.semantic_weight * sem_part + (1 - semantic.semantic_weight) * lex, atol=1e-5)
