@@ -80,9 +80,12 @@ TOOL_VERBS: dict[str, frozenset[str]] = {
     "act": frozenset(
         "buy close draft email file open order pay place purchase reserve send share transfer write upload refund reply "
         "respond invite assign approve reject archive publish notify subscribe unsubscribe merge deploy restart "
-        "resize attach enroll renew refill ship transition scale stop start snapshot backup block".split()
+        "resize attach enroll renew refill ship transition scale stop start snapshot backup block return exchange fill".split()
     ),
+    # steps an agent takes on the way to what was asked, whatever was asked: signing in, working
+    # out a number, changing directory, handing in the final answer
+    "helper": frozenset("login logon signin authenticate calculate compute evaluate cd finish".split()),
 }
 #: Verbs of ``TOOL_VERBS`` that are as often everyday nouns ("take place", "backup required",
 #: "the order"): a tool's name uses them as verbs, a request is not read as asking for them.
-NOUN_LIKE_VERBS = frozenset("place file open order backup snapshot ship scale share email draft transfer refund upload post log record book".split())
+NOUN_LIKE_VERBS = frozenset("place file open order backup snapshot ship scale share email draft transfer refund upload post log record book return exchange".split())

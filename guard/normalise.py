@@ -12,6 +12,7 @@ on odd input (lone surrogates, huge numbers, invalid dates): such input simply m
 from __future__ import annotations
 
 import calendar
+import itertools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -174,6 +175,10 @@ def numbers_in(text: str) -> dict[int | float, str]:
     for m in _SHARED_SUFFIX.finditer(folded):  # "150-180k": the range's start is 150k too
         if (value := _digits_value(m[1])) is not None:
             _add_readings(found, value, m[3], m[1] + (f" {m[3]}" if len(m[3]) > 2 else m[3]))
+    powers = _SUPERSCRIPTS.sub(lambda m: "^" + m[0].translate(_SUPERSCRIPT_DIGITS), text[:1_000_000]) if "10" in text else ""
+    for m in itertools.islice(_SCIENTIFIC.finditer(powers), 64):  # "1 × 10⁻⁴", "6.02 x 10^23", "3*10**-9"
+        if (mantissa := _digits_value(m[1])) is not None and abs(exponent := int(m[2])) <= 308:
+            _add_readings(found, mantissa * 10.0**exponent, None, m[0].casefold())
     tokens = normalise_text(folded).split()
     i = 0
     while i < len(tokens):
@@ -186,6 +191,13 @@ def numbers_in(text: str) -> dict[int | float, str]:
         _add_readings(found, value, suffix, " ".join(tokens[i : end + _qualifies(suffix)]))
         i = end
     return found
+
+
+#: A number in scientific notation: a mantissa times ten to a power, as people type it.
+_SCIENTIFIC = re.compile(r"(\d+(?:\.\d+)?)\s*[×xX*·]\s*10\s*(?:\^|\*\*)\s*\(?(-?\d{1,3})\)?")
+#: Superscript digits ("10⁻⁴"), read as a power: "^-4".
+_SUPERSCRIPTS = re.compile("[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
+_SUPERSCRIPT_DIGITS = str.maketrans("⁻⁺⁰¹²³⁴⁵⁶⁷⁸⁹", "-+0123456789")
 
 
 def _qualifies(suffix: str | None) -> bool:

@@ -914,6 +914,8 @@ def selection_check(ctx: Any) -> list[Finding]:
     prefix = _service_prefix(ctx.registry)
     if not isinstance(semantic, SemanticGuard) or ctx.spec is None or _reads_context(ctx.spec, ctx.args, prefix):
         return []
+    if (verbs := _verb_first(ctx.spec, prefix)) and verbs[0] in TOOL_VERBS["helper"]:
+        return []  # a step on the way (signing in, a sum, the final answer): it serves every part of a request
     users = _open_requests(ctx.conversation)
     if not users or len(ctx.registry.available_names) < 2:
         return []
@@ -985,7 +987,7 @@ def _verb_first(spec: ToolSpec, prefix: str | None = None) -> list[str]:
 
 
 def _is_verb(word: str) -> bool:
-    return word in _VERBS or word in _ACTION_VERBS
+    return word in _VERBS or word in _ACTION_VERBS or word in TOOL_VERBS["helper"]
 
 
 def _reads_context(spec: ToolSpec, args: Any, prefix: str | None = None) -> bool:

@@ -300,3 +300,13 @@ def test_the_nth_of_this_month():
 
     assert mentions_datetime("2024-10-24", "the 24th at 9:15, same month", datetime(2024, 10, 8)) is not None
     assert mentions_datetime("2024-10-24", "book for 24 people", datetime(2024, 10, 8)) is None  # a count is no day
+
+
+def test_numbers_in_scientific_notation():
+    from guard.normalise import number_key
+
+    assert number_key(0.0001) in numbers_in("[H+] = 1 × 10⁻⁴ M")
+    assert number_key(6.02e23) in numbers_in("6.02 x 10^23 atoms")
+    assert number_key(3e-9) in numbers_in("a charge of 3*10**-9 C")
+    # a product of two numbers is no power of ten
+    assert number_key(2e10) not in numbers_in("I have 2 x 10 boxes") and number_key(4e10) not in numbers_in("a 4 x 10 room")

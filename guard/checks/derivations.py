@@ -981,6 +981,26 @@ def _at_rest(value: object, ctx: Context) -> Derivation | None:
     return _phrase_fixes(value, ctx, 0, _SPEED_PARAMS, _AT_REST)
 
 
+#: Number bases by the names people give them.
+_BASES: dict[str, int] = {"binary": 2, "octal": 8, "decimal": 10, "hexadecimal": 16, "hex": 16}
+_BASE_PARAMS = frozenset({"base", "radix"})
+
+
+def _number_base(value: object, ctx: Context) -> Derivation | None:
+    """``to_base: 16`` from "convert 255 to hexadecimal": a base named by its name; and
+    ``from_base: 10`` for a number written in decimal digits ("255") when another base is named."""
+    if isinstance(value, bool) or not isinstance(value, int) or not _BASE_PARAMS & set(ctx.words):
+        return None
+    for index, text in ctx.normalised:
+        named = [(word, base) for word, base in _BASES.items() if f" {word} " in text]
+        for word, base in named:
+            if base == value:
+                return index, f"{word} -> {value}"
+        if value == 10 and named and re.search(r" \d+ ", text):
+            return index, f"a number in decimal digits, converted to {named[0][0]} -> {value}"
+    return None
+
+
 _RANGE = re.compile(r"^\s*(\d+)\s*[-\u2013]\s*(\d+)\s*$")
 
 
@@ -1209,6 +1229,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _described_default,
     _standard_rate,
     _at_rest,
+    _number_base,
     _bracket,
     _gender,
     _country,

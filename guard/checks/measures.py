@@ -801,6 +801,33 @@ def region_code(value: object, ctx: Context) -> Derivation | None:
         for name in names:
             if f" {name} " in text:
                 return index, f"{name} -> {value}"
+    return _region_of_city(value.strip(), names, ctx)
+
+
+@_once
+def _city_regions() -> dict[str, frozenset[str]]:
+    """Normalised city (``airportsdata``: the cities airports serve) -> the normalised names of the
+    states, provinces or regions a city of that name is in ("denver": colorado)."""
+    found: dict[str, set[str]] = {}
+    for airport in _airport_table().values():
+        if (city := normalise_text(airport.get("city") or "")) and (subd := normalise_text(airport.get("subd") or "")):
+            found.setdefault(city, set()).add(subd)
+    return {city: frozenset(s) for city, s in found.items() if len(city) >= 4 and city not in STOPWORDS}
+
+
+def _region_of_city(value: str, names: frozenset[str], ctx: Context) -> Derivation | None:
+    """``state: "CO"`` from "from denver to boston": the region of a city the user named after a
+    cue ("in", "from", "to", or in a list after one), as ``country_of_place`` reads cities."""
+    if not names or not {"state", "province", "region"} & set(ctx.words):
+        return None
+    cities, places = _city_regions(), _place_countries()
+    for index, text in ctx.normalised:
+        words = text[:_CACHED_TEXT].split()
+        for n in (3, 2, 1):
+            for i in range(1, len(words) - n + 1):
+                city = " ".join(words[i : i + n])
+                if cities.get(city, frozenset()) & names and _cued(words, i, places):
+                    return index, f"{words[i - 1]} {city} -> {value}"
     return None
 
 
@@ -996,12 +1023,12 @@ def ticker_symbol(value: object, ctx: Context) -> Derivation | None:
             words = m[0].split()
             for written in (" ".join(words[i:j]) for i in range(len(words)) if words[i][:1].isupper() for j in range(len(words), i, -1)):
                 name = re.sub(r"[^a-z]", "", written.lower())
-                if name[:1] == letters[0] and len(name) >= len(letters) and _in_order(letters, name):
+                if name[:1] == letters[0] and len(name) >= len(letters) and in_order(letters, name):
                     return index, f"{written} -> {value}"
     return None
 
 
-def _in_order(letters: str, word: str) -> bool:
+def in_order(letters: str, word: str) -> bool:
     """Whether ``letters`` are letters of ``word`` in their order."""
     rest = iter(word)
     return all(c in rest for c in letters)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
+from guard.checks.measures import in_order
 from guard.checks.relevance import stem
 from guard.lexicon import STOPWORDS
 from guard.normalise import normalise_text, parse_temporal
@@ -74,7 +75,7 @@ _DESCRIPTIVE_WORDS = frozenset(
 )
 #: Descriptive words that name the text itself when they end a parameter's name: an
 #: ``email_subject`` is a subject, a ``message_body`` a body (a ``message_id`` stays an identifier).
-_TEXT_HEADS = frozenset("subject body message text title caption content notes note description summary comment memo".split())
+_TEXT_HEADS = frozenset("subject body message text title caption content notes note description summary comment memo answer".split())
 #: Formats written after the text they name: ``content_markdown``, ``body_html``.
 _TEXT_FORMATS = frozenset("markdown md html plain rich raw".split())
 #: Parameter words naming a program or a formula the model writes: a shell command, code, an
@@ -86,7 +87,7 @@ _CODE_NAMES = frozenset("code source python javascript js sql bash shell".split(
 #: Words that point at something instead of saying it ("the same as last time", "that one").
 _POINTER_WORDS = frozenset("same usual that this those these it one ones last previous before again above mentioned earlier time thing things".split())
 #: The syntax of a command, a program or a formula: an operator, a bracket, an option, a line break.
-_SYNTAX = re.compile(r"[=()\[\]{}|;*/+<>$\n]|(?:^|\s)--?\w")
+_SYNTAX = re.compile(r"[=()\[\]{}|;*/+<>$\n]|(?:^|\s)--?\w|\d\s*-\s*\d")
 
 #: Parameter words naming a query in a tool's own language (JQL, SOQL, a search syntax): the model
 #: writes the syntax, the user gives the values it searches for.
@@ -210,7 +211,7 @@ def _composed(value: str, said: str, results: str = "") -> bool:
 #: mixing letters and digits ("prod-use1", "sales_2024.csv"); not an option ("--max-depth=1").
 _PROGRAM_TARGETS = re.compile(
     r"'([^'\n]{1,200})'|\"([^\"\n]{1,200})\"|(?<![\w-])((?:[\w.~-]*/[\w.@:~/-]+)|(?:[\w.+-]+@[\w-]+\.[\w.]+)"
-    r"|(?=[\w.-]*\d)(?=[\w.-]*[A-Za-z])[A-Za-z][\w.-]*|[\w-]{2,}\.[a-z0-9]{2,4}\b(?![(\w.]))"
+    r"|(?=[\w.-]*\d)(?=[\w.-]*[A-Za-z])[A-Za-z][\w.-]*|[\w-]{2,}\.[a-z][a-z0-9]{1,3}\b(?![(\w.]))"
 )
 
 
@@ -247,24 +248,21 @@ def _abbreviates(value: str, said: str, results: str = "") -> bool:
     letters in order in one longer word with the same first letter ("AAPL" in "apple", "CHI" in
     "chicago", "NVDA" in "nvidia"), or the initials of consecutive words ("NYC" for "new york
     city"). A code the model gives for a named place, company or thing is its canonical form: a
-    guess at worst, never a value made up from nothing. Two letters abbreviate too much to tell."""
+    guess at worst, never a value made up from nothing. Two letters abbreviate too much to tell.
+    (``measures.ticker_symbol`` grounds a ticker written with a capitalised company name outright;
+    this weaker reading covers any parameter, words in lower case and tool results.)"""
     if not _CODE.fullmatch(value):
         return False
     code = value.lower()
     letters = re.sub(r"(.)\1+", r"\1", code)  # "AAPL": a doubled letter read once
     for text in (said, results):
         words = _words_of(text)
-        if any(len(w) > len(letters) and _in_order(letters, w) for w in words if w[0] == code[0]):
+        if any(len(w) > len(letters) and in_order(letters, w) for w in words if w[0] == code[0]):
             return True
         n = len(code)
         if any("".join(w[0] for w in words[i : i + n]) == code for i in range(len(words) - n + 1) if words[i][0] == code[0]):
             return True
     return False
-
-
-def _in_order(letters: str, word: str) -> bool:
-    it = iter(word)
-    return all(c in it for c in letters)
 
 
 @lru_cache(maxsize=8)

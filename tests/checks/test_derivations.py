@@ -724,3 +724,13 @@ def test_a_month_written_as_itself_and_a_window_that_ends_the_midnight_after(val
 )
 def test_the_speaker_and_one_other_are_two_people(value, param, text, derived):
     assert (derive(value, param, [(0, text)]) is not None) is derived
+
+
+def test_a_number_base_named_by_its_name() -> None:
+    said = [(1, "Convert 255 to hexadecimal.")]
+    assert derive(16, "to_base", said) == (1, "hexadecimal -> 16")
+    assert derive(10, "from_base", said) is not None  # 255 is written in decimal digits
+    # everyday negatives: another base, a number that is no base, no base named
+    assert derive(2, "to_base", said) is None
+    assert derive(16, "font_size", [(1, "set the font to hexadecimal style, 16")]) is None
+    assert derive(10, "base", [(1, "what is the log of 100")]) is None

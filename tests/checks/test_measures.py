@@ -246,6 +246,12 @@ def test_an_amount_per_period_is_derived_in_the_parameters_period(text: str, val
         ("Take-home pay on $85,000 in California?", "NV", False),
         ("I live in York, England.", "NY", False),  # "york" is not "new york"
         ("Ship it by Monday.", "MO", False),  # no region was named
+        # the state of a city the user named after "from", "to", "in"
+        ("how much to ship a 5 lb box from denver to boston?", "CO", True),
+        ("how much to ship a 5 lb box from denver to boston?", "MA", True),
+        ("how much to ship a 5 lb box from denver to boston?", "CA", False),
+        ("Denver omelette recipe please", "CO", False),  # no place cue: a dish
+        ("send it to my sister in law", "CO", False),
     ],
 )
 def test_a_region_code_is_derived_from_its_name(text: str, value: str, derived: bool) -> None:

@@ -282,6 +282,8 @@ def test_a_charts_axis_label_echoing_the_results_is_descriptive():
         ("body_html", "<p>Quick heads-up: I'm running about 10 minutes behind for our 2pm.</p>",
          "email jo that I'm running about 10 min late to our 2pm", "derivable"),
         ("body_html", "<p>See you at 4pm in room B.</p>", "email jo that I'm running about 10 min late to our 2pm", "ordinary"),
+        ("final_answer", "Lyon is at 45.757 N and the forecast for Saturday is 24 C and sunny.",
+         "what's the weather in Lyon on Saturday? The forecast: 24 C, sunny; Lyon 45.757 N", "derivable"),
     ],
 )
 def test_a_composed_text_is_derivable_when_its_names_and_numbers_were_said(name, value, said, level):
@@ -294,6 +296,7 @@ def test_a_composed_text_is_derivable_when_its_names_and_numbers_were_said(name,
         ("command", "du -xh --max-depth=1 /var/log 2>/dev/null | sort -rh | head -n 20", "what is eating space in /var/log?", "derivable"),
         ("command", "kubectl --context prod-use1 get pods -A | grep -c CrashLoopBackOff", "contexts: prod-use1. how many pods crashloop?", "derivable"),
         ("expression", "84.50 * 1.18 / 3", "the bill is $84.50, leave an 18% tip and split it 3 ways", "derivable"),
+        ("expression", "272.33 - 244.91", "what is the price difference between the two keyboards?", "derivable"),
         ("code", "rate = 0.05\nprint(f'Final balance: {10_000 * (1 + rate / 12) ** 120:,.2f}')",
          "what does $10k grow to at 5% monthly over 10 years", "derivable"),
         ("code", "df = pd.read_csv('q3_sales.csv')\nprint(df['region'].value_counts())", "how many sales per region?", "ordinary"),

@@ -313,3 +313,26 @@ def test_a_new_request_in_a_later_turn_is_judged_on_its_own() -> None:
     assert _open_requests(Conversation.from_messages(unserved)) == ["Please delete my account.", "My username is foo and my password is bar."]
     answered = [*served[:3], ("assistant", "PAY-311 is blocked. Shall I move it?"), ("user", "yes please")]
     assert _open_requests(Conversation.from_messages(answered)) == ["Which of my open issues in project PAY are blocked?", "yes please"]
+
+
+def test_steps_on_the_way_serve_every_request(semantic: Any) -> None:
+    """Signing in to the app, working out a sum or handing in the final answer is a step of any
+    plan: never the wrong tool for the request. A read of the order before returning items is a
+    lookup before acting ("return" acts); another act is still judged."""
+    tools = [tool("venmo__login", "Log in to Venmo with the user's credentials.", ("username", "password"), username="", password=""),
+             tool("venmo__create_payment_request", "Request money from a contact on Venmo.", ("user", "amount"), user="", amount=""),
+             tool("calculate", "Evaluate an arithmetic expression.", ("expression",), expression=""),
+             tool("get_order_details", "Get an order's status and items.", ("order_id",), order_id=""),
+             tool("return_delivered_order_items", "Return items of a delivered order for a refund.", ("order_id", "item_ids"), order_id="", item_ids=""),
+             tool("venmo__send_payment", "Send money to a contact on Venmo.", ("user", "amount"), user="", amount="")]
+    split = "Request $32.20 from each of my roommates on Venmo for the internet bill."
+    login = _ctx(semantic, tools, {"name": "venmo__login", "args": {"username": "a", "password": "b"}, "id": "1"}, split)
+    assert selection_check(login) == []
+    total = _ctx(semantic, tools, {"name": "calculate", "args": {"expression": "64.40 / 2"}, "id": "2"}, split)
+    assert selection_check(total) == []
+    giveback = "I want to return the headphones from order #W123, they arrived broken."
+    read = _ctx(semantic, tools, {"name": "get_order_details", "args": {"order_id": "#W123"}, "id": "3"}, giveback)
+    assert selection_check(read) == []
+    # another act than the one asked for is still judged: paying someone when asked to return an item
+    pay = _ctx(semantic, tools, {"name": "venmo__send_payment", "args": {"user": "sam", "amount": 32.2}, "id": "4"}, giveback)
+    assert [f.evidence["better"] for f in selection_check(pay)] == ["return_delivered_order_items"]
