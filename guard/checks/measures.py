@@ -269,7 +269,7 @@ def _float(s: str) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _decimals(value: float | int) -> int:
+def decimals(value: float | int) -> int:
     """How many decimal places a value is written with (72.57: 2, 1e-09: 9, 300: 0)."""
     try:
         exponent = Decimal(repr(value)).normalize().as_tuple().exponent
@@ -287,7 +287,7 @@ def rounds_to(value: float | int, exact: float) -> bool:
         return True
     if value == 0 or exact == 0 or (value > 0) != (exact > 0):
         return False
-    digits = _decimals(value)
+    digits = decimals(value)
     return digits <= 15 and round(exact, digits) == round(float(value), digits)
 
 
