@@ -163,20 +163,18 @@ _SENTENCE_START = re.compile(r"(?:^|[.!?:;\n>]|\s[-*•#]+)\s*[\W_]*$")  # ">": 
 _WORD_OR_NUMBER = re.compile(r"[A-Za-z][\w'’-]*|\d+(?:[.,:]\d+)*")
 
 
-def _facts(value: str) -> tuple[list[str], int]:
+def _facts(value: str) -> list[str]:
     """The facts of a composed text, the things in it that must have been said or returned:
     numbers (not the zeros of a time: "3:00") and names (words written with a capital inside a
-    sentence, not "I"); and how many of its other words there are."""
-    facts, other = [], 0
+    sentence, not "I")."""
+    facts = []
     for m in _WORD_OR_NUMBER.finditer(value[:4_000]):
         word = m[0]
         if word[0].isdigit():
             facts.extend(n for n in re.findall(r"\d+", word) if n.strip("0"))
         elif word[0].isupper() and word != "I" and not word.startswith(("I'", "I’")) and not _SENTENCE_START.search(value[max(0, m.start() - 8) : m.start()]):
             facts.append(word)
-        else:
-            other += 1
-    return facts, other
+    return facts
 
 
 def _found(fact: str, said: str, results: str) -> bool:
@@ -188,7 +186,7 @@ def _found(fact: str, said: str, results: str) -> bool:
 def _facts_found(value: str, said: str, results: str = "") -> bool:
     """Whether a text says nothing new: every fact in it was said or returned, and it is no mere
     pointer ("the same as last time")."""
-    return not _points(value) and all(_found(f, said, results) for f in dict.fromkeys(_facts(value)[0]))
+    return not _points(value) and all(_found(f, said, results) for f in dict.fromkeys(_facts(value)))
 
 
 def _composed(value: str, said: str, results: str = "") -> bool:
@@ -200,7 +198,7 @@ def _composed(value: str, said: str, results: str = "") -> bool:
     the recipient ("Hi John, hope you are well"), is not."""
     if not _facts_found(value, said, results):
         return False
-    facts, _ = _facts(value)
+    facts = _facts(value)
     echoed = _stems(value) & (_stems(said) | _stems(results))
     plain = echoed - {stem(f.lower()) for f in facts} - {f for f in facts if f.isdigit()}
     return len(echoed) >= 2 and bool(plain)
