@@ -27,8 +27,6 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-import numpy as np
-
 from guard.checks import measures
 from guard.checks.measures import rounds_to
 from guard.normalise import normalise_text
@@ -162,81 +160,7 @@ def asked_multiple(value: object, param: str, asked: str, said: list[tuple[int, 
     return None
 
 
-#: A number as written: "$480k", "84.50", "18%", "1,250"; k scales it, and m or bn after a money sign.
-_WRITTEN_NUMBER = re.compile(r"(?<![\w.])([$€£¥₹])?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s?(%|k\b|m\b|bn\b)?", re.IGNORECASE)
-_SCALE = {"k": 1e3, "m": 1e6, "bn": 1e9}
-#: Operands read: the numbers of the latest messages the user and system wrote and of the latest
-#: tool results, at most this many of each (the combinations stay a few thousand).
-_OPERANDS = 12
-
-
-def _operands(texts: list[tuple[int, str]]) -> list[tuple[float, bool, int]]:
-    """(number, written as a percentage, message index) of the numbers in ``texts``, latest
-    messages first, each number once."""
-    out: dict[float, tuple[float, bool, int]] = {}
-    for index, text in reversed(texts[-4:]):
-        for m in itertools.islice(_WRITTEN_NUMBER.finditer(text[:_READ // 10]), 64):
-            number = float(m[2].replace(",", "") + (m[3] or ""))
-            suffix = (m[4] or "").lower()
-            if suffix == "k" or suffix in _SCALE and m[1]:  # "480k" is thousands; "5m" only after a money sign
-                number *= _SCALE[suffix]
-            if number and number not in out:
-                out[number] = (number, suffix == "%", index)
-            if len(out) >= _OPERANDS:
-                return list(out.values())
-    return list(out.values())
-
-
-def arithmetic(value: object, said: list[tuple[int, str]], results: list[tuple[int, str]]) -> Derivation | None:
-    """``expression``-free arithmetic on numbers the conversation holds: a product of two or
-    three of them ("40 seats at $45 a month for 12 months": 21600), a sum, a difference ("$450
-    budget, $362.20 spent": 87.8), a share ("split 3 ways"), a percentage of one or one raised or
-    cut by it ("20% down on a $480k house": 96000), to the value's precision. Only a value of 10
-    or more that is not a round number of one significant digit (100, 5000: too easily made from
-    other numbers by chance), and only over the numbers of the latest four messages and tool
-    results, twelve of each at most. Every candidate is worked out at once (numpy: a few
-    thousand, well under a millisecond), and only a hit is explained."""
-    number = _number(value)
-    if number is None or abs(number) < 10 or float(f"{abs(number):.0e}") == abs(number):
-        return None
-    operands = _operands(said) + _operands(results)
-    if len(operands) < 2 or any(number == a for a, _, _ in operands):
-        return None
-    digits = min(measures.decimals(number), 12)
-    nums = np.array([a for a, _, _ in operands])
-    percent = np.array([p for _, p, _ in operands])
-
-    def hits(candidates: np.ndarray) -> np.ndarray:
-        with np.errstate(all="ignore"):
-            return np.isclose(candidates, number, rtol=1e-9, atol=0) | (np.round(candidates, digits) == round(number, digits))
-
-    a, b = nums[:, None], nums[None, :]
-    other = ~np.eye(len(nums), dtype=bool)
-    plain = other & ~percent[:, None] & ~percent[None, :]
-    share = other & ~percent[:, None] & percent[None, :]  # a number and a percentage of it
-    with np.errstate(all="ignore"):
-        tries = [("x", a * b, plain), ("+", a + b, plain), ("-", a - b, plain), ("/", a / b, plain),
-                 ("of", a * b / 100, share), ("plus", a * (1 + b / 100), share), ("less", a * (1 - b / 100), share)]
-    for label, candidates, allowed in tries:
-        found = np.argwhere(hits(candidates) & allowed)
-        if len(found):
-            i, j = (int(k) for k in found[0])
-            return max(operands[i][2], operands[j][2]), f"{nums[i]:g} {label} {nums[j]:g}{'%' if percent[j] else ''} -> {value}"
-    kept = [k for k in range(len(nums)) if not percent[k]]
-    if len(kept) >= 3:
-        x = nums[kept]
-        with np.errstate(all="ignore"):
-            cube = x[:, None, None] * x[None, :, None] * x[None, None, :]
-        n = len(x)
-        i, j, k = np.ogrid[:n, :n, :n]
-        found = np.argwhere(hits(cube) & (i < j) & (j < k))
-        if len(found):
-            i, j, k = (kept[int(q)] for q in found[0])
-            return max(operands[i][2], operands[j][2], operands[k][2]), f"{nums[i]:g} x {nums[j]:g} x {nums[k]:g} -> {value}"
-    return None
-
-
-__all__ = ["arithmetic", "asked_multiple", "result_total", "shifted_result_time"]
+__all__ = ["asked_multiple", "result_total", "shifted_result_time"]
 
 
 #: A year of an event, 1500-2099, as written.

@@ -1311,7 +1311,8 @@ _AMOUNT_MESSAGES = 8
 def difference_or_sum(value: object, ctx: Context) -> Derivation | None:
     """``loan_amount: 320000`` from "the house is $400k, I'm putting $80k down": the difference or
     the sum of two amounts one message states (each 100 or more, no year); an amount less or more
-    a percentage of it the conversation states ("a $480,000 house" ... "20% down": 384000); an
+    a percentage of it the conversation states ("a $480,000 house" ... "20% down": 384000), or that
+    percentage of it (the down payment itself: 96000); an
     amount shared by a number of people the conversation states ("dinner was $126 for the three
     of us": 42); a count of things times a price the conversation states ("40 units at $12.50
     each": 500). To the value's precision. What is left, what it comes to, what each one owes."""
@@ -1334,7 +1335,7 @@ def difference_or_sum(value: object, ctx: Context) -> Derivation | None:
     percents = {float(m[1]) for _, text in said for m in itertools.islice(_PERCENTS.finditer(text[:_CACHED_TEXT]), 8)}
     for p in percents:
         for index, wa, a in amounts:
-            for result, sign in ((a * (1 - p / 100), "-"), (a * (1 + p / 100), "+")):
+            for result, sign in ((a * (1 - p / 100), "-"), (a * (1 + p / 100), "+"), (a * p / 100, "x")):
                 if abs(value) >= 100 and rounds_to(value, result):
                     return index, f"{wa} {sign} {p:g}% -> {value}"
     sharers = {n for _, text in said for m in itertools.islice(_SHARERS.finditer(text[:_CACHED_TEXT]), 8)

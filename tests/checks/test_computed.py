@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from guard import Guard
-from guard.checks.computed import arithmetic, asked_multiple, birth_year, result_total
+from guard.checks.computed import asked_multiple, birth_year, result_total
 from guard.taxonomy import Category
 
 SPENT = json.dumps({"transactions": [{"merchant": "Trader Joe's", "amount": -84.12}, {"merchant": "Costco", "amount": -132.55},
@@ -71,15 +71,3 @@ def test_a_year_of_birth_from_a_year_and_an_age_the_conversation_gives() -> None
     assert birth_year(1883, "census_year", said, household) is None
     assert birth_year(1883, "birth_year", [(0, "she is 28")], []) is None
 
-
-def test_arithmetic_on_numbers_the_conversation_holds() -> None:
-    said = [(1, "what would the down payment be with 20% down on a $480k house?")]
-    assert arithmetic(96000, said, []) == (1, "480000 of 20% -> 96000")
-    assert arithmetic(21600, [(1, "40 seats on Pro at $45 per seat per month, billed for 12 months")], []) is not None
-    assert arithmetic(87.8, [], [(3, json.dumps({"budget": 450.00, "spent": 362.20}))]) == (3, "450 - 362.2 -> 87.8")
-    assert arithmetic(28.17, [(1, "the bill is $84.50, split it 3 ways")], []) is not None
-    # Everyday negatives: a number no arithmetic on what was said gives, a round number, a small one.
-    assert arithmetic(37, [(1, "book a table for 4 at 7pm on the 12th")], []) is None
-    assert arithmetic(500, [(1, "I have 250 points and 2 gift cards")], []) is None  # 250 x 2, but round: by chance as often
-    assert arithmetic(6, [(1, "3 adults and 2 kids, 2 rooms")], []) is None
-    assert arithmetic(1250.0, [(1, "transfer my rent to the landlord")], []) is None  # nothing to work it out from

@@ -362,6 +362,10 @@ def test_the_difference_or_sum_of_two_stated_amounts(value, text, derived):
         (24.14, "weekly_km", "About 15 miles a week.", True),  # "a" is no year
         (384_000, "loan_amount", "a $480,000 house if I put 20% down", True),  # an amount less a percentage of it
         (390_000, "loan_amount", "a $480,000 house if I put 20% down", False),
+        (96_000, "down_payment", "my monthly payment on a 480k place if I put 20% down?", True),  # the percentage of it
+        (96_000, "down_payment", "a 480k place, 25% down", False),  # another percentage
+        (4_800, "tip", "a $480 dinner, we want to leave 10%", False),  # 48 is 10%; 4,800 is no share of it
+        (500, "deposit", "I earn 20% more than last year", False),  # no amount to take it of
         (2_125, "budget", "in 2024 prices rose 5%", False),  # a year is no amount to take a percentage of
         (600, "total", "I have 500 points. A 20% bonus applies tomorrow", True),  # one message: 500 + 20%
         (600, "total", "I have 500 points", False),  # a percentage from no message is no derivation
