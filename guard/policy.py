@@ -24,7 +24,9 @@ DEFAULT_ACTIONS: dict[Category, Action | dict[Action, float]] = {
     Category.UNKNOWN_TOOL: Action.RETRY,
     Category.UNAVAILABLE_TOOL: Action.RETRY,
     Category.NO_SUITABLE_TOOL: Action.ASK_HUMAN,
-    Category.SUSPICIOUS_TOOL_SELECTION: Action.RETRY,
+    # a doubtful choice of tool that may be a step of a plan (a lookup, a precondition) is a warning
+    # (guard.semantic._selection_confidence: 0.6); a confusion of two tools or a delete is retried
+    Category.SUSPICIOUS_TOOL_SELECTION: {Action.RETRY: 0.9, Action.WARN: 0.5},
     Category.MISSING_ARGUMENT: Action.RETRY,
     Category.UNEXPECTED_ARGUMENT: Action.RETRY,
     Category.TYPE_VIOLATION: Action.RETRY,

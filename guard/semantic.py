@@ -48,6 +48,7 @@ time).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -952,6 +953,8 @@ def selection_check(ctx: Any) -> list[Finding]:
         # reading something else before acting (the customer's account before the e-mail to
         # them); a read of the very thing to act on (QueryReminder for AddReminder) stays judged
         return []
+    weak = float(rows[part, best]) < semantic.selection_floor
+    confidence, reading = _selection_confidence(ctx, better, prefix, plan, weak)
     return [
         Finding(
             category=Category.SUSPICIOUS_TOOL_SELECTION,
@@ -960,10 +963,45 @@ def selection_check(ctx: Any) -> list[Finding]:
             f"({rows[part, me]:.2f} against {rows[part, best]:.2f})",
             tool=ctx.call.name,
             rule="selection_margin",
+            confidence=confidence,
             evidence={"better": better.name, "score": round(float(rows[part, me]), 3),
-                      "better_score": round(float(rows[part, best]), 3), "request": texts[part][:200]},
+                      "better_score": round(float(rows[part, best]), 3), "request": texts[part][:200],
+                      "reading": reading},
         )
     ]
+
+
+#: The confidence of a doubtful choice that may be a step of a plan (below the policy's retry
+#: floor, above its warning floor: the call runs and the doubt is recorded).
+PLAN_STEP_CONFIDENCE = 0.6
+
+
+def _selection_confidence(ctx: Any, better: ToolSpec, prefix: str | None, plan: Plan, weak: bool) -> tuple[float, str]:
+    """How sure a doubtful choice is a mistake, and why (the evidence's ``reading``).
+
+    A request of several steps is served by a plan, and a plan holds steps the request does not
+    describe: a lookup first, a precondition (the doors locked before the engine starts), a
+    conversion. So a call that comes after other calls of the same request, or that serves a
+    message of several parts, is only a warning (``plan_step``) when nothing says the model
+    confused two tools: its tool deals in something else than the better one (no shared noun:
+    ``lock_doors`` against ``start_engine``, not ``cancel_booking`` against ``modify_booking``)
+    and it deletes nothing. The parts counted are the latest message's: the answers a dialogue
+    gathers before its one call ("the URL is ...") are no steps. A doubt where the better tool
+    itself fits the part weakly (``weak``: below ``selection_floor``) is a warning too
+    (``weak_lead``): neither tool is clearly what was asked. The first call of a one-part request
+    (``single_step``), a tool that deals in the better tool's thing (``confusable``) and a delete
+    (``deletes``) stay certain."""
+    verbs = _verb_first(ctx.spec, prefix)
+    if verbs and verbs[0] in TOOL_VERBS["delete"]:
+        return 1.0, "deletes"
+    if _nouns(ctx.spec, prefix) & _nouns(better, prefix):
+        return 1.0, "confusable"
+    if weak:
+        return PLAN_STEP_CONFIDENCE, "weak_lead"
+    earlier = _done_this_turn(ctx.conversation, before=ctx.call.id)
+    if earlier or len(plan[0][1]) > 1:  # the latest message's parts
+        return PLAN_STEP_CONFIDENCE, "plan_step"
+    return 1.0, "single_step"
 
 
 def _service_prefix(registry: ToolRegistry) -> str | None:
@@ -1051,18 +1089,22 @@ def _pieces(plan: Plan) -> list[str]:
     return list(dict.fromkeys(_request_text(p) for _, parts in plan for p in parts))
 
 
-def _done_this_turn(conversation: Conversation) -> set[str]:
+def _done_this_turn(conversation: Conversation, before: str | None = None) -> set[str]:
     """The tools already called since the user last asked for something: their steps are done, and
     a call after them is a later step of the plan (the flight booked after the search, the
     translation sent after it was made), which the tools ranked best for the request as a whole do
     not describe. A short user message that answers the assistant's question and asks nothing
     itself ("Which works?" - "3:20 please") goes on with the request before it, so the tools
-    called since that request count."""
+    called since that request count. ``before``: only the calls of messages before the one that
+    holds this call id (the calls proposed beside it are no earlier steps)."""
     messages = conversation.messages
     start = conversation.last_user_index
     if _answers(conversation):
         start = next((i for i in range(start - 1, -1, -1) if messages[i].role == "user"), start)
-    return {call.name for m in messages[start + 1 :] for call in m.tool_calls}
+    later = messages[start + 1 :]
+    if before is not None:
+        later = list(itertools.takewhile(lambda m: all(c.id != before for c in m.tool_calls), later))
+    return {call.name for m in later for call in m.tool_calls}
 
 
 def _answers(conversation: Conversation) -> bool:

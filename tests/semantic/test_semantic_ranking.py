@@ -18,7 +18,7 @@ from guard.engine import Guard
 from guard.models import ToolCall
 from guard.policy import Policy
 from guard.registry import ToolRegistry
-from guard.semantic import selection_check, split_request
+from guard.semantic import SemanticGuard, selection_check, split_request
 from guard.taxonomy import Category
 
 TOOLS = [
@@ -336,3 +336,51 @@ def test_steps_on_the_way_serve_every_request(semantic: Any) -> None:
     # another act than the one asked for is still judged: paying someone when asked to return an item
     pay = _ctx(semantic, tools, {"name": "venmo__send_payment", "args": {"user": "sam", "amount": 32.2}, "id": "4"}, giveback)
     assert [f.evidence["better"] for f in selection_check(pay)] == ["return_delivered_order_items"]
+
+
+def test_a_doubtful_step_of_a_plan_is_a_warning_a_confusion_or_a_delete_is_retried(semantic: Any) -> None:
+    """A call after other calls of the same request, or one serving a request of several parts,
+    may be a step the request does not describe (the doors locked before the engine starts): with
+    nothing that says two tools were confused, the doubt is a warning and the call runs. A first
+    call for a one-part request, a tool that deals in the better tool's thing, and a delete stay
+    certain, and are retried."""
+    tools = [tool("get_car_status", "Show the car's fuel, doors and tyre status.", ("part",), part=""),
+             tool("lock_doors", "Lock or unlock the car's doors.", ("doors",), doors=""),
+             tool("start_engine", "Start the car's engine.", ("mode",), mode=""),
+             tool("get_weather_forecast", "The weather forecast for the coming days in a city.", ("city",), city=""),
+             tool("get_weather_history", "The weather recorded in a city on past days.", ("city",), city=""),
+             tool("delete_contact", "Delete a contact from the address book.", ("contact",), contact=""),
+             tool("send_text", "Send a text message to a contact.", ("to", "text"), to="", text="")]
+    guard = Guard(tools, semantic=semantic)
+
+    def decide(call: dict[str, Any], messages: list[Any]) -> tuple[str, list[tuple[float, Any]]]:
+        decision = guard.check(call, messages)
+        picks = [f for f in decision.findings if f.category is Category.SUSPICIOUS_TOOL_SELECTION]
+        return decision.action.value, [(f.confidence, f.evidence.get("reading")) for f in picks]
+
+    start = ("user", "Start the car, I'm driving over to Anna's.")
+    status = [start, {"role": "assistant", "content": "", "tool_calls": [{"name": "get_car_status", "args": {"part": "doors"}, "id": "1"}]},
+              {"role": "tool", "content": '{"driver_door": "unlocked"}', "tool_call_id": "1"}]
+    lock = {"name": "lock_doors", "args": {"doors": "driver"}, "id": "2"}
+    assert decide(lock, status) == ("warn", [(0.6, "plan_step")])
+    assert decide(lock, [start])[1] == [(1.0, "single_step")]  # the first call of a one-part request
+    wipe = {"name": "delete_contact", "args": {"contact": "Anna"}, "id": "3"}
+    assert decide(wipe, status) == ("retry", [(1.0, "deletes")])
+    two_parts = ("user", "What will the weather be like in Oslo tomorrow? Then text Anna the forecast.")
+    past = {"name": "get_weather_history", "args": {"city": "Oslo"}, "id": "4"}
+    assert decide(past, [two_parts]) == ("retry", [(1.0, "confusable")])
+
+
+def test_a_doubt_where_the_better_tool_fits_weakly_too_is_a_warning(embedder: Any) -> None:
+    """When the tool preferred over the call's fits the request weakly itself (below
+    ``selection_floor``), neither is clearly what was asked: the doubt is a warning. With the floor
+    at 0 the same doubt is certain."""
+    tools = [tool("get_car_status", "Show the car's fuel, doors and tyre status.", ("part",), part=""),
+             tool("lock_doors", "Lock or unlock the car's doors.", ("doors",), doors=""),
+             tool("start_engine", "Start the car's engine.", ("mode",), mode="")]
+    call = {"name": "lock_doors", "args": {}, "id": "1"}
+    asked = "Start the car, I'm driving over to Anna's."
+    [weak] = selection_check(_ctx(SemanticGuard(embedder, selection_floor=0.9), tools, call, asked))
+    assert (weak.confidence, weak.evidence["reading"]) == (0.6, "weak_lead")
+    [certain] = selection_check(_ctx(SemanticGuard(embedder, selection_floor=0.0), tools, call, asked))
+    assert (certain.confidence, certain.evidence["reading"]) == (1.0, "single_step")
