@@ -685,9 +685,17 @@ def _calendar_period(value: object, ctx: Context) -> Derivation | None:
             allowed = bounds[-1:] if edge == "end" else bounds[:1] if edge else bounds
             if month is not None:
                 allowed = bounds[:1] if unit == "month" and not edge else ()
+            elif _exclusive_end(ctx) and edge != "start":
+                allowed = (*allowed, bounds[-1] + relativedelta(days=1))  # "before": the day after the period
             if day in allowed:
                 return index, f"{m[0].strip()} from {today.isoformat()} -> {day.isoformat()}"
     return None
+
+
+def _exclusive_end(ctx: Context) -> bool:
+    """Whether a parameter is an upper bound that leaves its day out: named "before" (a search's
+    ``before: 2024-05-01`` for "last month" in April), or described as exclusive."""
+    return "before" in ctx.words or bool(re.search(r"\bexclusive\b", ctx.description, re.IGNORECASE))
 
 
 _WEB_ADDRESS = re.compile(r"^https?://(?:www\.)?([^\s/?#@]+\.[a-z]{2,}(?:[/?#]\S*)?)$", re.IGNORECASE)

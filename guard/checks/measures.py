@@ -455,7 +455,16 @@ def unit_symbol(value: object, ctx: Context) -> Derivation | None:
     for index, q in _said_quantities(ctx):
         if q.unit == unit:
             return index, f"{q.words} -> {value}"
+    for index, text in ctx.normalised:  # a unit asked for: "350 K in fahrenheit", "convert it to miles"
+        words = text[:_CACHED_TEXT].split()
+        for i in range(1, len(words)):
+            if words[i - 1] in _UNIT_CUES and len(words[i]) >= 3 and words[i].isalpha() and unit_of(words[i]) == unit:
+                return index, f"{words[i - 1]} {words[i]} -> {value}"
     return None
+
+
+#: Words that put the unit a value is wanted in after them.
+_UNIT_CUES = frozenset({"in", "into", "to", "degrees"})
 
 
 # --- currencies ----------------------------------------------------------------------------------
@@ -717,13 +726,14 @@ def _place_countries() -> dict[str, tuple[frozenset[str], bool]]:
 
 
 def country_of_place(value: object, ctx: Context) -> Derivation | None:
-    """``country_code: "FR"`` from "the weather in lyon", ``"US"`` from "austin tx": the country of
-    a city or a state the user named, for a parameter that takes a country. A city is named after
+    """``country_code: "FR"`` from "the weather in lyon", ``"US"`` from "austin tx", ``country:
+    "India"`` from "air quality in delhi": the country (its code or its name) of a city or a state
+    the user named, for a parameter that takes a country. A city is named after
     "in", "to", "from" (or in a list after one: "in Delhi and Beijing") or with its state's code
     ("Dayton OH 45402"); a name places in several countries share gives any of them."""
-    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z]{2,3}", value.strip()) or not {"country", "region"} & set(ctx.words):
+    if not isinstance(value, str) or not {"country", "region"} & set(ctx.words):
         return None  # a geocoder's "region" is a country code too
-    country = pycountry.countries.get(alpha_2=value.strip().upper()) or pycountry.countries.get(alpha_3=value.strip().upper())
+    country = _country(value.strip())
     if country is None:
         return None
     places = _place_countries()
@@ -738,6 +748,19 @@ def country_of_place(value: object, ctx: Context) -> Derivation | None:
                 if country.alpha_2 in codes and (region or _cued(words, i, places) or _with_state(words, i + n, country.alpha_2)):
                     return index, f"{words[i - 1]} {name} -> {value}"
     return None
+
+
+def _country(value: str) -> Any:
+    """The country a value names: its ISO 3166-1 code ("FR", "fra") or its name ("India", "South
+    Korea"; ``pycountry``'s names, common and official)."""
+    if re.fullmatch(r"[A-Za-z]{2,3}", value):
+        return pycountry.countries.get(alpha_2=value.upper()) or pycountry.countries.get(alpha_3=value.upper())
+    if len(value) > 40 or normalise_text(value) not in _country_names():
+        return None
+    try:
+        return pycountry.countries.lookup(value)
+    except LookupError:
+        return None
 
 
 def _cued(words: list[str], i: int, places: dict[str, tuple[frozenset[str], bool]], depth: int = 0) -> bool:

@@ -231,6 +231,21 @@ def test_the_bounds_of_a_week_month_or_year_named_from_today(value, text, derive
     assert (derive(value, "start_date", [(0, text)], today=date(2026, 11, 27)) is not None) is derived
 
 
+@pytest.mark.parametrize(
+    ("value", "param", "description", "derived"),
+    [
+        ("2025-02-01", "before", "", True),  # an exclusive bound: the day after last month
+        ("2025-02-01", "end", "End of the range (exclusive).", True),
+        ("2025-02-01", "end_date", "Last day to include.", False),  # an inclusive end is the 31st
+        ("2025-02-01", "after", "", False),  # a lower bound
+        ("2025-02-02", "before", "", False),
+    ],
+)
+def test_an_exclusive_upper_bound_is_the_day_after_the_period(value, param, description, derived):
+    said = [(0, "any invoices from acme last month? Today is 2025-02-10.")]
+    assert (derive(value, param, said, description=description, today=date(2026, 11, 27)) is not None) is derived
+
+
 def test_the_date_span_rules_read_a_bounded_part_of_each_message():
     """A message of thousands of "N nights starting ..." or "last month" costs no more than its
     first 4,096 characters: a span written past them is not read."""
@@ -470,6 +485,11 @@ def test_a_year_is_read_in_a_bounded_part_of_each_message():
         ("FR", "language", "", "whats the weather in lyon rn?", False),  # the parameter takes no country
         ("US", "country_code", "", "ship it to 820 Elm Street, Boulder, Colorado 80302", True),  # a state needs no "in"
         ("US", "country_code", "", "a box of georgia peaches", False),  # Georgia is a state and a country
+        ("India", "country", "", "current air quality in delhi?", True),  # a country's name
+        ("South Korea", "country", "", "book me a hotel in busan for two nights", True),
+        ("Pakistan", "country", "", "current air quality in delhi?", False),
+        ("India", "country", "", "we ordered pizza for the team lunch", False),  # no place is named
+        ("India", "language", "", "current air quality in delhi?", False),  # the parameter takes no country
     ],
 )
 def test_cents_conventional_currency_names_and_the_country_of_a_city(value, param, description, text, derived):

@@ -67,6 +67,11 @@ def test_a_number_the_words_do_not_convert_to_is_not_derived(text: str, value: f
         ("a circle with a radius of 7 centimeters", "mm", False),  # another unit
         ("Wait 5 min before you start.", "m", False),  # a minute, not a metre
         ("Send it to 3 people", "p", False),  # no quantity with a unit was said
+        ("350 K in fahrenheit?", "degF", True),  # the unit asked for
+        ("how far is it from here to the lake, in miles", "mi", True),
+        ("350 K in fahrenheit?", "degC", False),
+        ("pick the second one", "s", False),  # "second" is no unit asked for
+        ("how far is it from here to the lake", "km", False),
     ],
 )
 def test_a_unit_is_derived_from_a_quantity_written_another_way(text: str, value: str, derived: bool) -> None:
