@@ -48,7 +48,6 @@ time).
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import re
@@ -954,7 +953,7 @@ def selection_check(ctx: Any) -> list[Finding]:
         # them); a read of the very thing to act on (QueryReminder for AddReminder) stays judged
         return []
     weak = float(rows[part, best]) < semantic.selection_floor
-    confidence, reading = _selection_confidence(ctx, better, prefix, plan, weak)
+    confidence, reading = _selection_confidence(ctx.spec, better, prefix, steps=bool(done) or len(plan[0][1]) > 1, weak=weak)
     return [
         Finding(
             category=Category.SUSPICIOUS_TOOL_SELECTION,
@@ -976,13 +975,14 @@ def selection_check(ctx: Any) -> list[Finding]:
 PLAN_STEP_CONFIDENCE = 0.6
 
 
-def _selection_confidence(ctx: Any, better: ToolSpec, prefix: str | None, plan: Plan, weak: bool) -> tuple[float, str]:
+def _selection_confidence(spec: ToolSpec, better: ToolSpec, prefix: str | None, *, steps: bool, weak: bool) -> tuple[float, str]:
     """How sure a doubtful choice is a mistake, and why (the evidence's ``reading``).
 
     A request of several steps is served by a plan, and a plan holds steps the request does not
     describe: a lookup first, a precondition (the doors locked before the engine starts), a
-    conversion. So a call that comes after other calls of the same request, or that serves a
-    message of several parts, is only a warning (``plan_step``) when nothing says the model
+    conversion. So a call that comes after or beside calls of other tools for the same request,
+    or that serves a message of several parts (``steps``: the selection check's tools done this
+    turn, the latest message's parts), is only a warning (``plan_step``) when nothing says the model
     confused two tools: its tool deals in something else than the better one (no shared noun:
     ``lock_doors`` against ``start_engine``, not ``cancel_booking`` against ``modify_booking``)
     and it deletes nothing. The parts counted are the latest message's: the answers a dialogue
@@ -991,17 +991,14 @@ def _selection_confidence(ctx: Any, better: ToolSpec, prefix: str | None, plan: 
     (``weak_lead``): neither tool is clearly what was asked. The first call of a one-part request
     (``single_step``), a tool that deals in the better tool's thing (``confusable``) and a delete
     (``deletes``) stay certain."""
-    verbs = _verb_first(ctx.spec, prefix)
+    verbs = _verb_first(spec, prefix)
     if verbs and verbs[0] in TOOL_VERBS["delete"]:
         return 1.0, "deletes"
-    if _nouns(ctx.spec, prefix) & _nouns(better, prefix):
+    if _nouns(spec, prefix) & _nouns(better, prefix):
         return 1.0, "confusable"
     if weak:
         return PLAN_STEP_CONFIDENCE, "weak_lead"
-    earlier = _done_this_turn(ctx.conversation, before=ctx.call.id)
-    if earlier or len(plan[0][1]) > 1:  # the latest message's parts
-        return PLAN_STEP_CONFIDENCE, "plan_step"
-    return 1.0, "single_step"
+    return (PLAN_STEP_CONFIDENCE, "plan_step") if steps else (1.0, "single_step")
 
 
 def _service_prefix(registry: ToolRegistry) -> str | None:
@@ -1089,22 +1086,18 @@ def _pieces(plan: Plan) -> list[str]:
     return list(dict.fromkeys(_request_text(p) for _, parts in plan for p in parts))
 
 
-def _done_this_turn(conversation: Conversation, before: str | None = None) -> set[str]:
+def _done_this_turn(conversation: Conversation) -> set[str]:
     """The tools already called since the user last asked for something: their steps are done, and
     a call after them is a later step of the plan (the flight booked after the search, the
     translation sent after it was made), which the tools ranked best for the request as a whole do
     not describe. A short user message that answers the assistant's question and asks nothing
     itself ("Which works?" - "3:20 please") goes on with the request before it, so the tools
-    called since that request count. ``before``: only the calls of messages before the one that
-    holds this call id (the calls proposed beside it are no earlier steps)."""
+    called since that request count."""
     messages = conversation.messages
     start = conversation.last_user_index
     if _answers(conversation):
         start = next((i for i in range(start - 1, -1, -1) if messages[i].role == "user"), start)
-    later = messages[start + 1 :]
-    if before is not None:
-        later = list(itertools.takewhile(lambda m: all(c.id != before for c in m.tool_calls), later))
-    return {call.name for m in later for call in m.tool_calls}
+    return {call.name for m in messages[start + 1 :] for call in m.tool_calls}
 
 
 def _answers(conversation: Conversation) -> bool:

@@ -676,6 +676,7 @@ def _calendar_period(value: object, ctx: Context) -> Derivation | None:
     if day is None:
         return None
     todays = _todays(ctx)[:4]
+    exclusive = month is None and _exclusive_end(ctx)
     # the latest messages first, a few spans in all (not a few a message)
     spans = ((index, m) for index, text in reversed(ctx.normalised) for m in _PERIOD_PHRASE.finditer(text[:_READ]))
     for index, m in itertools.islice(spans, _MAX_SPANS):
@@ -685,7 +686,7 @@ def _calendar_period(value: object, ctx: Context) -> Derivation | None:
             allowed = bounds[-1:] if edge == "end" else bounds[:1] if edge else bounds
             if month is not None:
                 allowed = bounds[:1] if unit == "month" and not edge else ()
-            elif _exclusive_end(ctx) and edge != "start":
+            elif exclusive and edge != "start":
                 allowed = (*allowed, bounds[-1] + relativedelta(days=1))  # "before": the day after the period
             if day in allowed:
                 return index, f"{m[0].strip()} from {today.isoformat()} -> {day.isoformat()}"

@@ -104,3 +104,27 @@ def test_a_forged_page_cursor_is_a_422_never_a_500(after):
     cursor = base64.urlsafe_b64encode(json.dumps(after).encode()).decode()
     answer = TestClient(create_app(store=MemoryStore(), token="")).get("/v1/escalations", params={"cursor": cursor})
     assert answer.status_code == 422 and answer.json()["detail"][0]["type"] == "cursor"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        # every digit of a long run started a scientific-notation match that read the run to its
+        # end: 20,000 digits took 19 s
+        ({"amount": 7.5}, "1" * 20_000 + " 10"),
+        # every dot of "a.a.a…" started a program target read to the value's end (4,000 characters
+        # a value: 0.2 s each)
+        ({"commands": ["ls -la " + "a." * 2_000 + str(i) for i in range(12)]}, "list the files"),
+    ],
+    ids=["digits", "dots"],
+)
+def test_number_and_program_readers_take_linear_time(args, message):
+    import time
+
+    tools = [{"name": "run", "description": "Run a command or record an amount.",
+              "parameters": {"type": "object", "properties": {"amount": {"type": "number"},
+                                                             "commands": {"type": "array", "items": {"type": "string"}}}}}]
+    start = time.thread_time()
+    decision = Guard(tools).check({"name": "run", "args": args, "id": "c1"}, [{"role": "user", "content": message}])
+    assert time.thread_time() - start < 1.0
+    assert decision.action.value in {"allow", "warn", "ask_human", "retry"}
