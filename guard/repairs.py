@@ -27,6 +27,7 @@ from rapidfuzz import fuzz
 from rapidfuzz.distance import OSA
 
 from guard import schema as schemas
+from guard.lexicon import DATE_LANGUAGES
 from guard.checks import CheckContext
 from guard.checks.arguments import (
     child_path,
@@ -551,6 +552,7 @@ def _ambiguous_day_month(first: int, second: int) -> bool:
     return first != second and 1 <= first <= 12 and 1 <= second <= 12
 
 
+@lru_cache(maxsize=1024)  # the same value is read again at every call of a conversation
 def _dateparser(text: str, reference: datetime) -> datetime | None:
     import dateparser  # slow to import and to run: only reached for values no cheaper parse reads
 
@@ -559,10 +561,16 @@ def _dateparser(text: str, reference: datetime) -> datetime | None:
         "PREFER_DATES_FROM": "future",
         "RETURN_AS_TIMEZONE_AWARE": False,
     }
-    try:
-        return dateparser.parse(text, settings=settings)
-    except Exception:  # dateparser raises many types on odd input
-        return None
+    # English alone first (a millisecond), then the other common languages together; never every
+    # locale dateparser knows (DATE_LANGUAGES says why)
+    for languages in (DATE_LANGUAGES[:1], DATE_LANGUAGES[1:]):
+        try:
+            when = dateparser.parse(text, settings=settings, languages=list(languages))
+        except Exception:  # dateparser raises many types on odd input
+            continue
+        if when is not None:
+            return when
+    return None
 
 
 def _pattern_schema(patterns: dict[str, Any], key: str, extra: Any) -> Any:

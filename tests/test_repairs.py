@@ -10,6 +10,7 @@ from guard import repairs
 from guard.budgets import GuardState
 from guard.checks import CheckContext, arguments
 from guard.conversation import Conversation
+from guard.lexicon import DATE_LANGUAGES
 from guard.models import ToolCall
 from guard.policy import Policy
 from guard.registry import ToolRegistry, ToolSpec
@@ -240,6 +241,29 @@ def test_values_already_in_format_never_reach_dateparser(monkeypatch: pytest.Mon
         ("2021/09/28", {"type": "string", "format": "date"}),
     ]:
         repair(raw, schema)
+
+
+def test_dates_in_words_are_read_in_common_languages_and_never_in_every_locale(monkeypatch: pytest.MonkeyPatch):
+    """dateparser left to guess the language tries every locale it knows: tens of milliseconds for a
+    text that is no date at all. It is asked in English, then in the common languages."""
+    for raw in ("demain à 14:00", "mañana a las 14:00"):
+        value, (finding,) = repair(raw, {"type": "string", "format": "date-time"})
+        assert value == "2021-09-28T14:00:00" and finding.rule == "date_format"
+    import dateparser
+
+    asked: list[Any] = []
+    real = dateparser.parse
+
+    def spy(text: str, *args: Any, languages: Any = None, **kwargs: Any) -> Any:
+        asked.append(languages)
+        return real(text, *args, languages=languages, **kwargs)
+
+    monkeypatch.setattr(dateparser, "parse", spy)
+    repairs._dateparser.cache_clear()
+    for raw in ("none", "no idea at all", "next friday"):
+        repair(raw, {"type": "string", "format": "date"})
+    assert asked and all(langs and set(langs) <= set(DATE_LANGUAGES) for langs in asked)
+    assert asked[0] == ["en"]
 
 
 # -- parse_json --------------------------------------------------------------------------------

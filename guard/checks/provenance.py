@@ -504,6 +504,20 @@ def _quoted_unused(param: str, schema: dict[str, Any], text: str, args: dict[str
 
 def _dates_in(text: str) -> Iterator[tuple[str, str]]:
     """Every date or time expression dateparser finds in a text, trimmed of the prepositions around it."""
+    yield from (_dates_found(text) if len(text) <= _CACHED_TEXT else _search_dates(text))
+
+
+#: Messages up to this long have their dates found once (dateparser's search costs milliseconds
+#: a message, and every date parameter of every call of a conversation reads the same messages).
+_CACHED_TEXT = 4_000
+
+
+@lru_cache(maxsize=512)
+def _dates_found(text: str) -> tuple[tuple[str, str], ...]:
+    return tuple(_search_dates(text))
+
+
+def _search_dates(text: str) -> Iterator[tuple[str, str]]:
     from dateparser.search import (
         search_dates,  # slow to import: reached only for a broken date value
     )
