@@ -133,6 +133,7 @@ def run(
     out: Path = typer.Option(Path("bench-out"), help="folder for results.json, cases.jsonl, report.md, plots/"),
     limit: int | None = typer.Option(None, help="at most N cases per suite (after the split)"),
     semantic: bool = typer.Option(False, help="add the embedding checks with the policy's checks.semantic thresholds (needs the semantic extra)"),
+    warm: bool = typer.Option(False, help="with --semantic: each model turn warms the guard (Guard.warm) and lasts until the warm-up is done, as a real model's turn outlasts it; results.json gives the warm-ups' cost (semantic.warm_ms). Default: cold decisions"),
     judge: str | None = typer.Option(None, help="PROVIDER:MODEL: an LLM judge (init_chat_model) asked when the cheaper checks are unsure, with the policy's checks.judge bands; each suite also runs without it"),
     decision_log: Path | None = typer.Option(None, help="append every decision to this decision log (docs/decision-log.md), as a policy's log: section would: guard replay reads it"),
 ) -> None:
@@ -168,7 +169,7 @@ def run(
     data = data_dir or default_data_dir()
     command = "guard bench " + " ".join(shlex.quote(a) for a in sys.argv[2:])
     if run_suites(suite, dict(zip(names, modules)), data, split, pol, agents, out, command,
-                  console=console, agent=agent, limit=limit, semantic=matcher, judge=judged) is None:
+                  console=console, agent=agent, limit=limit, semantic=matcher, judge=judged, warm=warm) is None:
         raise typer.Exit(1)
 
 

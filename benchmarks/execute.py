@@ -50,6 +50,7 @@ def run_suites(
     limit: int | None = None,
     semantic: Any = None,
     judge: Any = None,
+    warm: bool = False,
 ) -> dict[str, Any] | None:
     """Run each suite in ``modules`` (``suite`` is what was asked for: one suite, ``all``, or several
     names joined by commas: anything but one suite's name writes one object per suite under ``suites``) and
@@ -81,7 +82,8 @@ def run_suites(
         start = time.perf_counter()
         with Progress(console=console, transient=True) as bar:
             task = bar.add_task(name, total=len(cases))
-            results = run_cases(cases, policy, agents, progress=lambda _r, task=task: bar.advance(task), semantic=semantic, judge=judge)
+            results = run_cases(cases, policy, agents, progress=lambda _r, task=task: bar.advance(task), semantic=semantic, judge=judge,
+                                warm=warm)
         seconds = time.perf_counter() - start
         per_suite[name] = report.suite_result(name, split, policy, results, module.paper_metrics(results), seconds,
                                               judge_model=judge.name if judge is not None else None,

@@ -268,7 +268,18 @@ def semantic_costs(results: Sequence[Any]) -> dict[str, Any]:
         "cache_hit_rate": round(hits / lookups, 4) if lookups else None,
         "setup_passes_per_case": round(statistics.fmean([s.get("passes", 0) for s in setups]), 3) if setups else 0.0,
         "setup_tokens_per_case": round(statistics.fmean([s.get("tokens", 0) for s in setups]), 1) if setups else 0.0,
-    }
+    } | _warm_costs(costs)
+
+
+def _warm_costs(costs: list[dict[str, Any]]) -> dict[str, Any]:
+    """With ``--warm``: what the warm-up of the model's turn before each first decision cost, off
+    the decision's path (milliseconds, which depend on the load, and tokens)."""
+    warm = [c["warm"] for c in costs if isinstance(c.get("warm"), dict)]
+    if not warm:
+        return {}
+    return {"warmed_decisions": len(warm),
+            "warm_ms": {k: round(v, 3) for k, v in percentiles(float(w.get("ms", 0)) for w in warm).items()},
+            "warm_tokens": {k: round(v, 3) for k, v in percentiles(float(w.get("tokens", 0)) for w in warm).items()}}
 
 
 def _with_interval(rec: dict[str, Any]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ is what recovery is scored on.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -71,10 +72,12 @@ class RecordingGuard(Guard):
     and, with the embedding checks on, what each decision cost them (``SemanticGuard.stats``
     deltas: model calls, texts, tokens, cache lookups and hits)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, warm_turns: bool = False, **kwargs: Any) -> None:
         semantic = kwargs.get("semantic")
         before = _semantic_stats(semantic)
         super().__init__(*args, **kwargs)
+        self.warm_turns = warm_turns
+        self.warmups: list[dict[str, float]] = []  # each model turn's warm-up: ms, and its model counters
         self.log: list[Decision] = []
         self.semantic_costs: dict[int, dict[str, int]] = {}  # id(decision) -> counters
         self.setup_cost = _delta(before, _semantic_stats(self.semantic))  # the registry's tools, embedded once
@@ -84,6 +87,23 @@ class RecordingGuard(Guard):
         decision = super().check(*args, **kwargs)
         self._keep(decision, before)
         return decision
+
+    def warm(self, messages: Any) -> Any:
+        """Cold replays (the default) start no warm-up: every decision embeds its own new text, as
+        on a new thread whose agent never warms the guard. With ``warm_turns`` the model's turn is
+        taken to last until the warm-up is done (a real model's turn takes hundreds of
+        milliseconds, a warm-up tens): the warm-up runs to its end, and what it cost is kept."""
+        if not self.warm_turns:
+            return None
+        before, start = _semantic_stats(self.semantic), time.perf_counter()
+        future = super().warm(messages)
+        if future is not None:
+            try:
+                future.result(timeout=60)
+            except Exception:  # a failed warm-up only means the decision embeds its own text
+                pass
+            self.warmups.append({"ms": (time.perf_counter() - start) * 1000, **(_delta(before, _semantic_stats(self.semantic)) or {})})
+        return future
 
     def preflight(self, *args: Any, **kwargs: Any) -> Decision:
         before = _semantic_stats(self.semantic)
@@ -125,20 +145,22 @@ def to_langchain(messages: Iterable[dict[str, Any]]) -> list[Any]:
     return out
 
 
-def run_case(case: Case, policy: Policy, agents: AgentSource, semantic: Any = None, judge: Any = None) -> CaseResult:
+def run_case(
+    case: Case, policy: Policy, agents: AgentSource, semantic: Any = None, judge: Any = None, warm: bool = False
+) -> CaseResult:
     """One case through the guarded graph; never raises (a crash is reported in ``error``)."""
     result = CaseResult(id=case.id, suite=case.suite, subset=case.subset, split=case.split, family=case.family,
                         expected=case.expected.model_dump(), gold_calls=case.gold_calls, meta=case.meta)
     try:
-        _run(case, policy, agents, result, semantic, judge)
+        _run(case, policy, agents, result, semantic, judge, warm)
     except Exception as exc:  # a benchmark run reports a broken case and goes on
         result.error = f"{type(exc).__name__}: {exc}"[:500]
     return result
 
 
-def _run(case: Case, policy: Policy, agents: AgentSource, result: CaseResult, semantic: Any, judge: Any) -> None:
+def _run(case: Case, policy: Policy, agents: AgentSource, result: CaseResult, semantic: Any, judge: Any, warm: bool = False) -> None:
     box = ToolBox.for_case(case)
-    guard = RecordingGuard(box.registry, policy, semantic=semantic, judge=judge)
+    guard = RecordingGuard(box.registry, policy, semantic=semantic, judge=judge, warm_turns=warm)
     human = SimulatedHuman(case.human)
     agent = build_guarded_agent(
         agents.model_for(case), box.tools(), guard=guard, checkpointer=InMemorySaver(), preflight=case.uses_preflight,
@@ -160,6 +182,8 @@ def _run(case: Case, policy: Policy, agents: AgentSource, result: CaseResult, se
     first = _first_decision(guard.log, case)
     if first is not None and id(first) in guard.semantic_costs:
         result.semantic = {**guard.semantic_costs[id(first)], "setup": guard.setup_cost}
+        if guard.warmups:  # the warm-up of the model's turn before the decision (the first turn's)
+            result.semantic["warm"] = {k: round(v, 3) for k, v in guard.warmups[0].items()}
     result.judge = [j for d in guard.log for j in d.judgements]
     if case.gold_calls:
         result.recovered = bool(box.executed) and _matches(box.executed[-1], case.gold_calls)
@@ -215,15 +239,18 @@ def run_cases(
     progress: Callable[[CaseResult], None] | None = None,
     semantic: Any = None,
     judge: Any = None,
+    warm: bool = False,
 ) -> list[CaseResult]:
     """Every case through the graph; ``semantic`` is the embedding matcher (``guard.semantic``) or None,
-    ``judge`` the optional LLM judge (``guard.checks.judge``: a ``Judge``, a chat model) or None."""
-    from guard.checks.measures import warm
+    ``judge`` the optional LLM judge (``guard.checks.judge``: a ``Judge``, a chat model) or None.
+    ``warm``: each model turn warms the guard and lasts until the warm-up is done
+    (``RecordingGuard.warm``); by default every decision is cold."""
+    from guard.checks.measures import warm as load_libraries
 
-    warm()  # the derivation rules' libraries load once here, not inside the first case's decision
+    load_libraries()  # the derivation rules' libraries load once here, not inside the first case's decision
     out = []
     for case in cases:
-        r = run_case(case, policy, agents, semantic, judge)
+        r = run_case(case, policy, agents, semantic, judge, warm)
         out.append(r)
         if progress:
             progress(r)

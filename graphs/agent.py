@@ -53,10 +53,14 @@ def build_guarded_agent(
     bound = _bind(model, tools)
     prefix = [("system", system_prompt)] if system_prompt else []
 
+    # While the model thinks, the guard embeds the request and the messages (Guard.warm): the
+    # decision on the call the model proposes then finds them cached.
     def call_model(state: MessagesState) -> dict[str, Any]:
+        guard.warm(state["messages"])
         return {"messages": [bound.invoke(prefix + list(state["messages"]))]}
 
     async def acall_model(state: MessagesState) -> dict[str, Any]:
+        guard.warm(state["messages"])
         return {"messages": [await bound.ainvoke(prefix + list(state["messages"]))]}
 
     graph = StateGraph(MessagesState)

@@ -145,6 +145,20 @@ class Guard:
             self._timed(start, self._decide(call, findings, repaired, state, approved), judgements), conversation, state, approved
         )
 
+    def warm(self, messages: Any) -> Any:
+        """Start embedding, in the background, what the next decision on this conversation will
+        read (``SemanticGuard.warm``): call it when the model is asked for its next step, and the
+        decision on the call it proposes finds the request and the messages already embedded.
+        Returns the warm-up's ``concurrent.futures.Future``, or None when there is nothing to do
+        (no embedding checks, everything cached). Never raises: a warm-up only saves time."""
+        warm = getattr(self.semantic, "warm", None)
+        if not callable(warm):
+            return None
+        try:
+            return warm(Conversation.from_messages(messages))
+        except Exception:  # a conversation the checks will refuse later; nothing was started
+            return None
+
     def preflight(self, messages: Any, state: GuardState | None = None) -> Decision:
         """Judge the conversation against the tools before any call is proposed.
 

@@ -31,13 +31,13 @@ WEEKDAY_PATTERN = alternation(WEEKDAYS)
 WEEKDAY_ABBREVIATIONS: tuple[str, ...] = ("mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun")
 WEEKDAY_OR_SHORT_PATTERN = alternation(WEEKDAYS + WEEKDAY_ABBREVIATIONS)
 
-#: Articles, the common prepositions and "and"/"or": the words every list below leaves out.
 #: The languages a date written in words is read in (``guard.repairs``), English first. dateparser
 #: left to guess the language tries every locale it knows (~140): 15-80 ms for a text that is no
 #: date at all ("none"), and seconds for its first call; these are the languages most agents'
 #: users write dates in.
 DATE_LANGUAGES: tuple[str, ...] = ("en", "es", "fr", "de", "it", "pt", "nl", "ru", "zh", "ja", "ko", "ar", "hi", "tr", "pl")
 
+#: Articles, the common prepositions and "and"/"or": the words every list below leaves out.
 GRAMMAR_WORDS = frozenset("a an the to from of in on at for and or with by".split())
 #: Words too common in a parameter's name to say what a value is for ("level of fluency": "of").
 NAME_STOPWORDS = GRAMMAR_WORDS | {"is"}

@@ -180,6 +180,21 @@ class GuardMiddleware(AgentMiddleware):
         """Observe mode: check and record the call; a failure of the guard itself is only logged."""
         observe(_log, lambda: [self._judge(request)[1]])
 
+    def _warm(self, request: Any) -> None:
+        """Before the model's turn: the guard (once built, at the first tool call) starts embedding
+        the request and the messages (``Guard.warm``), so its decision on the call the model
+        proposes finds them cached. Nothing else changes: the model request goes on as it came."""
+        if self._guard is not None and self._guard.semantic is not None:
+            self._guard.warm(getattr(request, "messages", None) or [])
+
+    def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        self._warm(request)
+        return handler(request)
+
+    async def awrap_model_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
+        self._warm(request)
+        return await handler(request)
+
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         on_failure = tool_errors_to(self.telemetry)
         if self.observing:

@@ -54,6 +54,7 @@ import re
 import threading
 import time
 from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -549,6 +550,23 @@ def _weight(entry: Any) -> int:
     return int(getattr(vectors, "nbytes", 0)) + sum(len(t) for t in texts) + 64 * len(texts)
 
 
+#: Warm-ups queued at most (``SemanticGuard.warm``): past it, a warm-up is not started.
+MAX_WARMUPS = 64
+#: How long a decision waits for a warm-up of its own texts before it embeds them itself.
+WARM_WAIT_S = 5.0
+_WARMER: ThreadPoolExecutor | None = None
+_WARMER_LOCK = threading.Lock()
+
+
+def _warmer() -> ThreadPoolExecutor:
+    """The one background thread that runs warm-ups (the model serves one pass at a time)."""
+    global _WARMER
+    with _WARMER_LOCK:
+        if _WARMER is None:
+            _WARMER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="guard-warm")
+        return _WARMER
+
+
 class SemanticGuard:
     """The embedding seams of ``Guard``: ``match`` (grounding) and ``rank_tools`` (relevance).
 
@@ -610,12 +628,62 @@ class SemanticGuard:
         self.budget_skips = 0  # checks that gave the lexical verdict: over the latency budget
         self.lookups = 0  # messages and registries looked up in the caches (texts are counted by the embedder)
         self.cache_hits = 0  # of which found
+        self.warmups = 0  # warm-ups started (``warm``)
+        self.warm_waits = 0  # decisions that waited for a warm-up of their own texts to finish
+        #: what warm-ups in flight are embedding (request texts, (role, text) of messages) -> their future
+        self._warming: dict[Hashable, Future[Any]] = {}
+        self._warming_lock = threading.Lock()
 
     def prepare(self, registry: ToolRegistry) -> None:
         """Embed a registry's tools now (once per registry content), so that no decision pays for
         it: ``Guard`` calls this when it is built. Later registrations are embedded at the first
-        decision that sees them."""
+        decision that sees them. The lexical index the blended scores read is built here too
+        (a few milliseconds a registry, that the first decision paid before)."""
         self._tool_vectors(registry)
+        lexical_rank("", registry)
+
+    def warm(self, conversation: Conversation) -> Future[Any] | None:
+        """Embed now, in the background, what the next decision on this conversation will read:
+        the requests the selection check compares with the tools, and the spans of the messages a
+        value is grounded on. An agent calls it when the model is asked for its next step (the
+        guarded agent's model node and ``GuardMiddleware`` do): the model's turn takes hundreds of
+        milliseconds, one pass takes tens, so the decision on the call the model proposes finds
+        them cached. A decision that needs texts a warm-up is still embedding waits for it instead
+        of embedding them twice. One background thread serves every guard; with
+        ``MAX_WARMUPS`` warm-ups queued, or nothing new to embed, nothing is started (None)."""
+        busy = self._warming
+        sentences = [t for t in self._uncached(_selection_texts(conversation), wait=False) if t not in busy] if self.selection else []
+        sources = self._sources(conversation)
+        messages = list(dict.fromkeys((role, text) for _, role, text in sources if (role, text) not in self._spans and (role, text) not in busy))
+        if not sentences and not messages:
+            return None
+        with self._warming_lock:
+            if len(set(self._warming.values())) >= MAX_WARMUPS:
+                return None
+            future = _warmer().submit(self._message_spans, sources, sentences)
+            keys = [*sentences, *messages]
+            for key in keys:
+                self._warming.setdefault(key, future)
+            self.warmups += 1
+
+        def done(_: Future[Any]) -> None:
+            with self._warming_lock:
+                for key in keys:
+                    if self._warming.get(key) is future:
+                        del self._warming[key]
+
+        future.add_done_callback(done)
+        return future
+
+    def _await(self, keys: Iterable[Hashable]) -> None:
+        """Wait (at most ``WARM_WAIT_S``) for the warm-ups embedding any of ``keys``."""
+        if not self._warming:
+            return
+        with self._warming_lock:
+            pending = {f for k in keys if (f := self._warming.get(k)) is not None}
+        if pending:
+            self.warm_waits += 1
+            wait(pending, timeout=WARM_WAIT_S)
 
     def stats(self) -> dict[str, int]:
         """Counters since the guard was made, for passes per decision and cache hit rates: model
@@ -630,6 +698,8 @@ class SemanticGuard:
             "lookups": requests + self.lookups,
             "hits": hits + self.cache_hits,
             "budget_skips": self.budget_skips,
+            "warmups": self.warmups,
+            "warm_waits": self.warm_waits,
         }
 
     @property
@@ -682,6 +752,7 @@ class SemanticGuard:
         hit = self._stacks.get(key)
         if hit is not None:
             return hit
+        self._await((role, text) for _, role, text in sources)
         spans = self._message_spans(sources)
         kept = [(i, sp) for i, sp in enumerate(spans) if sp.texts]
         if not kept:
@@ -724,8 +795,11 @@ class SemanticGuard:
 
     # -- the latency budget ----------------------------------------------------------------------
 
-    def _uncached(self, texts: Iterable[str]) -> list[str]:
-        """The texts the model has not embedded yet."""
+    def _uncached(self, texts: Iterable[str], wait: bool = True) -> list[str]:
+        """The texts the model has not embedded yet (once warm-ups embedding them are done)."""
+        texts = list(dict.fromkeys(texts))
+        if wait:
+            self._await(texts)
         cached = getattr(self.embedder, "cached", None)
         return [t for t in dict.fromkeys(texts) if not (callable(cached) and cached(t))]
 
@@ -733,6 +807,7 @@ class SemanticGuard:
         """The clauses of the source messages whose spans are not embedded yet."""
         if tuple(sources) in self._stacks:
             return []
+        self._await((role, text) for _, role, text in sources)
         return [c for _, role, text in sources if (role, text) not in self._spans for c in clauses(text)]
 
     def _over_budget(self, texts: Sequence[str], count: bool = True) -> str | None:

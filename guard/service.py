@@ -154,6 +154,17 @@ class CheckRequest(BaseModel):
     )
 
 
+class WarmRequest(BaseModel):
+    tools: list[dict[str, Any]] = Field(description="the tool descriptions the next /v1/check will send")
+    messages: list[ChatMessage] = Field(default_factory=list, description="the conversation as the model is given it")
+
+
+class WarmResponse(BaseModel):
+    started: bool = Field(
+        description="whether a warm-up started (false: no embedding checks, nothing new to embed, or the queue is full)"
+    )
+
+
 class StateReport(BaseModel):
     """Whether the shared state answered; when not, what the store's fail mode decided instead."""
 
@@ -321,6 +332,12 @@ class _Service:
             approved_by=approved_by,
             state=self._report(failed),
         )
+
+    def warm(self, request: WarmRequest) -> WarmResponse:
+        """Start embedding the conversation in the background (``Guard.warm``); answers at once."""
+        registry = self.registries(request.tools)
+        messages = [m.model_dump(exclude_none=True) for m in request.messages]
+        return WarmResponse(started=Guard(registry, self.policy, judge=False).warm(messages) is not None)
 
     def _approved(
         self, guard: Guard, decision: Decision, conversation: Conversation, state: GuardState, thread_id: str
@@ -755,6 +772,15 @@ def create_app(
         """Decide what happens to one proposed tool call. A tool description that cannot be
         normalised is a 422 whose error (type ``tool_schema``) names the tool and the path."""
         return service.check(body, request.headers)
+
+    @v1.post("/warm", response_model=WarmResponse)
+    def warm(body: WarmRequest) -> WarmResponse:
+        """Call it when you ask the model for its next step: with embedding checks on, this replica
+        embeds the request and the messages in the background while the model thinks, and its
+        ``/v1/check`` of the call the model proposes finds them embedded (route both to the same
+        replica). Answers at once; a tool description that cannot be normalised is a 422, as for
+        ``/v1/check``."""
+        return service.warm(body)
 
     @v1.post("/outcome", response_model=CircuitStatus)
     def outcome(body: OutcomeRequest) -> CircuitStatus:

@@ -47,3 +47,25 @@ def test_middleware_asks_the_human_and_resumes(travel_tools, calls):
     assert result["__interrupt__"][0].value["requests"][0]["missing"] == ["city"]
     a.invoke(Command(resume={"c1": {"action": "answer", "values": {"city": "Bergen"}}}), config)
     assert calls.log == [("get_weather", {"city": "Bergen"})]
+
+
+def test_the_middleware_warms_its_guard_before_each_model_turn_and_passes_the_turn_on(travel_tools, calls):
+    """``wrap_model_call``: once the guard is built (at the first tool call) and has embedding
+    checks, each model turn starts its warm-up (``Guard.warm``); the model's answer goes on as it came."""
+    from guard import Guard
+
+    seen: list[int] = []
+
+    class Watching(Guard):
+        def warm(self, messages):
+            seen.append(len(messages))
+            return None
+
+    guard = Watching(travel_tools, FAST)
+    guard.semantic = object()  # stands for the embedding checks: only whether there are any is read
+    a = create_agent(BindableScript([ai_call("get_weather", {"city": "Paris"}), ai_call("get_weather", {"city": "Rome"}, "c2")]),
+                     travel_tools, middleware=[GuardMiddleware(guard=guard)], checkpointer=InMemorySaver())
+    result = a.invoke({"messages": [("user", "Weather in Paris, then in Rome")]}, {"configurable": {"thread_id": "w1"}})
+    assert calls.log == [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Rome"})]
+    assert seen == [1, 3, 5]  # every model turn, with the messages so far
+    assert result["messages"][-1].content == "done"

@@ -270,3 +270,24 @@ def test_a_circuit_opened_by_one_replica_makes_the_tool_unavailable_on_another()
     msg = out["messages"][-1]
     assert len(runs) == 2 and "unavailable_tool" in record(msg)["categories"]
     assert "circuit open after 2 failures" in msg.content
+
+
+def test_the_agent_warms_the_guard_at_each_model_turn(travel_tools, calls):
+    """While the model thinks, the guard embeds the conversation (``Guard.warm``): the agent asks for
+    it before every model turn, with the messages the model is given."""
+    from guard import Guard
+
+    seen: list[list[str]] = []
+
+    class Watching(Guard):
+        def warm(self, messages):
+            seen.append([m.content for m in messages])
+            return super().warm(messages)
+
+    guard = Watching(travel_tools, FAST)
+    agent = build_guarded_agent(scripted([ai_call("get_weather", {"city": "Paris"})]), travel_tools, guard=guard,
+                                checkpointer=InMemorySaver())
+    result = run(agent, {"messages": [("user", USER)]})
+    turns = [m for m in result["messages"] if m.type == "ai"]
+    assert len(seen) == len(turns) == 2 and seen[0] == [USER]
+    assert calls.names() == ["get_weather"]  # a guard without embedding checks warms nothing, changes nothing
