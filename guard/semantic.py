@@ -1027,6 +1027,14 @@ def selection_check(ctx: Any) -> list[Finding]:
         # reading something else before acting (the customer's account before the e-mail to
         # them); a read of the very thing to act on (QueryReminder for AddReminder) stays judged
         return []
+    if (
+        (verb := _act_verb(ctx.spec, prefix)) and _act_verb(better, prefix) is None
+        and _nouns(ctx.spec, prefix) & _nouns(better, prefix) and _asked_for(verb, users[-1])
+    ):
+        # "Yes, please book it for me": the user's latest words ask for this very act on the thing
+        # both tools deal in, so the one that only finds it (find_workshops for book_workshop)
+        # is no better choice
+        return []
     weak = float(rows[part, best]) < semantic.selection_floor
     confidence, reading = _selection_confidence(ctx.spec, better, prefix, steps=bool(done) or len(plan[0][1]) > 1, weak=weak)
     return [
@@ -1116,6 +1124,31 @@ def _acts(spec: ToolSpec, prefix: str | None = None) -> bool:
     """Whether a tool's name says it acts (book, send, create, …)."""
     words = _verb_first(spec, prefix)
     return bool(words) and words[0] in _ACTION_VERBS
+
+
+def _act_verb(spec: ToolSpec, prefix: str | None = None) -> str | None:
+    """The verb by which a tool's name says it acts ("RuralExperienceFinder_bookWorkshop":
+    book), or None for a tool whose name reads (get, find, …) or says no verb."""
+    for word in _words(spec, prefix):
+        if word in _ACTION_VERBS:
+            return word
+        if word in _VERBS:
+            return None
+    return None
+
+
+def _asked_for(verb: str, text: str) -> bool:
+    """Whether a message asks for an act by its verb, in any form ("book it", "booking",
+    "cancelled"), not negated ("don't cancel it", "no need to book")."""
+    words = re.findall(r"[a-z]+(?:'[a-z]+)?", text.lower().replace("’", "'"))
+    for i, word in enumerate(words):
+        if word == verb or (len(verb) >= 3 and word.startswith(verb) and len(word) - len(verb) <= 3):
+            if not _NEGATIONS & set(words[max(0, i - 3) : i]):
+                return True
+    return False
+
+
+_NEGATIONS = frozenset("not don't dont never no without nor isn't aren't won't shouldn't".split())
 
 
 def _nouns(spec: ToolSpec, prefix: str | None = None) -> set[str]:

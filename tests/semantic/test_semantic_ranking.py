@@ -384,3 +384,34 @@ def test_a_doubt_where_the_better_tool_fits_weakly_too_is_a_warning(embedder: An
     assert (weak.confidence, weak.evidence["reading"]) == (0.6, "weak_lead")
     [certain] = selection_check(_ctx(SemanticGuard(embedder, selection_floor=0.0), tools, call, asked))
     assert (certain.confidence, certain.evidence["reading"]) == (1.0, "single_step")
+
+
+def test_a_user_who_asks_for_the_act_is_not_told_to_find_the_thing_first(semantic: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the workshop was found and the assistant asked "shall I book it?", the user says
+    "Yes, please book it": the tool that books is what was asked, even where the one that finds
+    workshops fits the earlier request better. The scores are fixed here (the search fits the
+    request by 0.2 more): what is tested is the reading of the user's words. Everyday negatives:
+    a user who says not to book, a user who asks for something else, and an act on another thing
+    than the better tool's ("add Hello to Spanish" is no agenda item) are still flagged."""
+    import numpy as np
+
+    from guard import semantic as sem
+
+    tools = [tool("find_workshops", "Find craft workshops in a town.", ("town",), town=""),
+             tool("book_workshop", "Book a place in a workshop.", ("workshop",), workshop=""),
+             tool("translate_text", "Translate a text into another language.", ("text",), text=""),
+             tool("add_agenda_item", "Add an item to the user's agenda.", ("item",), item="")]
+
+    def rows(_: Any, plan: Any, registry: Any, vectors: Any) -> Any:  # the better tool leads by 0.2 everywhere
+        lead = {"find_workshops": 0.7, "book_workshop": 0.5, "translate_text": 0.7, "add_agenda_item": 0.5}
+        return np.array([[lead[n] for n in vectors.names] for _ in plan])
+
+    monkeypatch.setattr(sem, "_blended_rows", rows)
+    book = {"name": "book_workshop", "args": {"workshop": "Clay Studio"}, "id": "1"}
+    first = "I'd like to join a pottery workshop in Bath this weekend."
+    assert selection_check(_ctx(semantic, tools, book, first, "Yes, please book it for me.")) == []
+    assert selection_check(_ctx(semantic, tools, book, first, "Booking that one is fine, go ahead.")) == []
+    for later in ("Don't book it yet, are there others on Sunday?", "Which other workshops are there?"):
+        assert [f.evidence["better"] for f in selection_check(_ctx(semantic, tools, book, first, later))] == ["find_workshops"]
+    add = {"name": "add_agenda_item", "args": {"item": "Hello"}, "id": "2"}
+    assert [f.evidence["better"] for f in selection_check(_ctx(semantic, tools[2:], add, 'Can you add "Hello" to Spanish?'))] == ["translate_text"]
