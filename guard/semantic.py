@@ -556,6 +556,8 @@ MAX_WARMUPS = 64
 WARM_WAIT_S = 5.0
 _WARMER: ThreadPoolExecutor | None = None
 _WARMER_LOCK = threading.Lock()
+#: Bumped in a forked child (a service worker): the parent's warm-up thread and queue are not there.
+_WARM_GENERATION = 0
 
 
 def _warmer() -> ThreadPoolExecutor:
@@ -565,6 +567,16 @@ def _warmer() -> ThreadPoolExecutor:
         if _WARMER is None:
             _WARMER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="guard-warm")
         return _WARMER
+
+
+def _after_fork_in_child() -> None:
+    global _WARMER, _WARMER_LOCK, _WARM_GENERATION
+    _WARMER, _WARMER_LOCK = None, threading.Lock()
+    _WARM_GENERATION += 1
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class SemanticGuard:
@@ -633,6 +645,7 @@ class SemanticGuard:
         #: what warm-ups in flight are embedding (request texts, (role, text) of messages) -> their future
         self._warming: dict[Hashable, Future[Any]] = {}
         self._warming_lock = threading.Lock()
+        self._warm_generation = _WARM_GENERATION
 
     def prepare(self, registry: ToolRegistry) -> None:
         """Embed a registry's tools now (once per registry content), so that no decision pays for
@@ -651,6 +664,7 @@ class SemanticGuard:
         them cached. A decision that needs texts a warm-up is still embedding waits for it instead
         of embedding them twice. One background thread serves every guard; with
         ``MAX_WARMUPS`` warm-ups queued, or nothing new to embed, nothing is started (None)."""
+        self._forget_warmups_of_the_parent()
         busy = self._warming
         sentences = [t for t in self._uncached(_selection_texts(conversation), wait=False) if t not in busy] if self.selection else []
         sources = self._sources(conversation)
@@ -676,14 +690,24 @@ class SemanticGuard:
         return future
 
     def _await(self, keys: Iterable[Hashable]) -> None:
-        """Wait (at most ``WARM_WAIT_S``) for the warm-ups embedding any of ``keys``."""
+        """Wait (at most ``WARM_WAIT_S``) for the running warm-ups embedding any of ``keys``; one
+        still queued behind others is cancelled, and the decision embeds its text itself."""
+        self._forget_warmups_of_the_parent()
         if not self._warming:
             return
         with self._warming_lock:
             pending = {f for k in keys if (f := self._warming.get(k)) is not None}
-        if pending:
+        running = {f for f in pending if not f.cancel()}
+        if running:
             self.warm_waits += 1
-            wait(pending, timeout=WARM_WAIT_S)
+            wait(running, timeout=WARM_WAIT_S)
+
+    def _forget_warmups_of_the_parent(self) -> None:
+        """In a forked child (a service worker), the parent's warm-ups will never finish here."""
+        if self._warm_generation != _WARM_GENERATION:
+            self._warming_lock = threading.Lock()
+            self._warming = {}
+            self._warm_generation = _WARM_GENERATION
 
     def stats(self) -> dict[str, int]:
         """Counters since the guard was made, for passes per decision and cache hit rates: model

@@ -132,3 +132,43 @@ def test_the_service_warms_a_conversation_and_its_check_then_runs_no_model(onnx:
     plain = TestClient(create_app(Policy(), MemoryStore(), token=""))
     assert plain.post("/v1/warm", json={"tools": TOOLS, "messages": messages}).json() == {"started": False}
     assert plain.post("/v1/warm", json={"tools": [{"name": "x", "parameters": {"type": "nonsense"}}], "messages": messages}).status_code == 422
+
+
+def test_a_warm_up_still_queued_is_cancelled_and_the_decision_embeds_its_own_text(onnx: OnnxEmbedder) -> None:
+    """A decision never waits behind other threads' warm-ups: one of its own that has not started
+    yet is cancelled, and it embeds its text itself."""
+    import threading
+
+    guard, semantic = _guard(onnx)
+    gate = threading.Event()
+    busy = sem._warmer().submit(gate.wait, 30)  # the one warm-up thread, busy elsewhere
+    try:
+        messages, call = _turn("Please book a table for two at Casa Lola on Friday night, it's our anniversary.",
+                               {"name": "book_table", "args": {"restaurant": "Casa Lola", "people": "two"}})
+        future = guard.warm(messages)
+        assert future is not None
+        decision = _decide(guard, messages, call)
+        assert future.cancelled() and decision.runs, decision.findings
+        assert semantic.stats()["warm_waits"] == 0
+    finally:
+        gate.set()
+        busy.result(timeout=30)
+
+
+def test_in_a_forked_worker_the_parents_warm_ups_are_forgotten(onnx: OnnxEmbedder) -> None:
+    """A service worker forked from a parent that had warm-ups in flight: the parent's thread and
+    queue are not in the child, so their futures would never finish; the child forgets them
+    instead of waiting for them."""
+    from concurrent.futures import Future
+
+    guard, semantic = _guard(onnx)
+    messages, call = _turn("Send an e-mail to ops@example.com saying the backup finished.",
+                           {"name": "send_email", "args": {"to": "ops@example.com", "body": "the backup finished"}})
+    never: Future[None] = Future()
+    never.set_running_or_notify_cancel()  # running in the parent: it cannot be cancelled
+    semantic._warming = {("user", messages[0]["content"]): never}
+    sem._after_fork_in_child()  # what os.register_at_fork runs in the child
+    decision = _decide(guard, messages, call)
+    assert decision.runs, decision.findings
+    assert semantic.stats()["warm_waits"] == 0 and not semantic._warming
+    assert guard.warm([{"role": "user", "content": "And text Sam that the backup is done."}]) is not None  # a new thread serves the child
