@@ -16,7 +16,7 @@ from datetime import MAXYEAR, MINYEAR, datetime
 from functools import cached_property, lru_cache
 from typing import Any, Literal
 
-from guard.lexicon import MONTH_NUMBER, MONTH_PATTERN, WEEKDAY_OR_SHORT_PATTERN
+from guard.lexicon import foreign_month_number, MONTH_NUMBER, MONTH_PATTERN, WEEKDAY_OR_SHORT_PATTERN
 from guard.models import ToolCall
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -132,8 +132,26 @@ def stated_date(text: str) -> datetime | None:
             return datetime(int(m.group(3)), MONTH_NUMBER[m.group(2).lower()], int(m.group(1)))
         except ValueError:
             pass
+    if found := _foreign_date(text):
+        return found
     if m := _YEAR_IN_TEXT.search(text):
         return _in_year(datetime.now(), int(m.group(1)))
+    return None
+
+
+#: A day, a month's name and a year as the other common languages write them: "2 de junio de
+#: 2025", "14 juin 2025", "3. Juni 2025", "2 de junho de 2025" (month names: ``foreign_month_number``).
+_FOREIGN_DATE = re.compile(r"\b(\d{1,2})\.?\s+(?:de\s+)?([^\W\d_]{3,12})\.?,?\s+(?:de\s+)?(\d{4})\b")
+
+
+def _foreign_date(text: str) -> datetime | None:
+    for m in _FOREIGN_DATE.finditer(text[:4_096]):
+        month = foreign_month_number().get(m.group(2).lower())
+        if month is not None:
+            try:
+                return datetime(int(m.group(3)), month, int(m.group(1)))
+            except ValueError:
+                continue
     return None
 
 

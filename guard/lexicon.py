@@ -7,6 +7,8 @@ its own kind.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 #: Per month (January first): its names, the full name first, then its abbreviations.
 MONTHS: tuple[tuple[str, ...], ...] = (
     ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",),
@@ -36,6 +38,47 @@ WEEKDAY_OR_SHORT_PATTERN = alternation(WEEKDAYS + WEEKDAY_ABBREVIATIONS)
 #: date at all ("none"), and seconds for its first call; these are the languages most agents'
 #: users write dates in.
 DATE_LANGUAGES: tuple[str, ...] = ("en", "es", "fr", "de", "it", "pt", "nl", "ru", "zh", "ja", "ko", "ar", "hi", "tr", "pl")
+
+
+
+@lru_cache(maxsize=1)
+def foreign_month_number() -> dict[str, int]:
+    """Month names of the other common languages (``DATE_LANGUAGES`` but English, those of Latin
+    script: babel's CLDR tables, written and standing alone, lower-case: "junio", "juin", "märz",
+    "giugno", "czerwca"), for the date a system prompt states in its own language ("Hoy es lunes
+    2 de junio de 2025"). A table apart from ``MONTH_NUMBER``, whose English readers would take
+    "mars" or "mai" for a month; read at first use (babel loads its tables then)."""
+    from babel.dates import get_month_names
+
+    names: dict[str, int] = {}
+    for language in DATE_LANGUAGES[1:]:
+        for context in ("format", "stand-alone"):
+            for number, name in get_month_names("wide", locale=language, context=context).items():
+                if all(ch.isascii() or (ch.isalpha() and ord(ch) < 0x250) for ch in name):
+                    names.setdefault(name.lower(), number)
+    return names
+
+
+@lru_cache(maxsize=1)
+def foreign_date_words() -> dict[str, frozenset[str]]:
+    """Per other common language (``DATE_LANGUAGES`` but English), the words that say a day in it
+    (babel's CLDR tables): month and weekday names, and "yesterday", "today", "tomorrow" and the
+    days either side ("mañana", "demain", "sabato", "내일", "明天"). A text is read for dates in a
+    language only when it holds one of them: reading every text in every language costs seconds."""
+    from babel import Locale
+    from babel.dates import get_day_names, get_month_names
+
+    out: dict[str, frozenset[str]] = {}
+    for language in DATE_LANGUAGES[1:]:
+        names = [*get_month_names("wide", locale=language).values(), *get_day_names("wide", locale=language).values(),
+                 *get_month_names("wide", locale=language, context="stand-alone").values()]
+        try:  # babel keeps the relative day names in its locale data only
+            names += list(Locale(language)._data["date_fields"]["day"]["relative"].values())
+        except (KeyError, AttributeError, TypeError):
+            pass
+        out[language] = frozenset(w.lower() for name in names for w in name.replace("’", "'").split())
+    return out
+
 
 #: Articles, the common prepositions and "and"/"or": the words every list below leaves out.
 GRAMMAR_WORDS = frozenset("a an the to from of in on at for and or with by".split())

@@ -33,7 +33,7 @@ from dateutil.relativedelta import relativedelta
 
 from guard.checks import measures
 from guard.conversation import stated_now, stated_today
-from guard.lexicon import MONTH_NUMBER, MONTHS, STOPWORDS, WEEKDAYS
+from guard.lexicon import MONTH_NUMBER, MONTHS, STOPWORDS, WEEKDAYS, foreign_date_words
 from guard.normalise import (
     normalise_text,
     number_words,
@@ -604,6 +604,58 @@ def _from_stated_now(value: object, ctx: Context) -> Derivation | None:
             if (now - step if back else now + step) == target:
                 return index, f"{clock} {'-' if back else '+'} {span.group(0).strip()} -> {value}"
     return None
+
+
+def _day_in_another_language(value: object, ctx: Context) -> Derivation | None:
+    """``date: 2025-06-03`` from "una mesa para mañana" or "prenotare per sabato" on 2 June 2025: a
+    day the user wrote in another common language (``guard.lexicon.DATE_LANGUAGES``; English is
+    read by the rules above), read by dateparser against the conversation's date, the nearest
+    such day ahead. A span of one or two letters ("Je") is no date."""
+    day = date_value(value)
+    if day is None or ctx.today is None:
+        return None
+    base = datetime.combine(ctx.today, datetime.min.time()).replace(hour=12)
+    for index, text in ctx.said[-_FOREIGN_MESSAGES:]:
+        for span, when in _foreign_days(text[:_FOREIGN_READ], base):
+            if when == day:
+                return index, f"{span!r} -> {value}"
+    return None
+
+
+@lru_cache(maxsize=256)
+def _foreign_days(text: str, base: datetime) -> tuple[tuple[str, date], ...]:
+    from dateparser.search import search_dates  # slow to import: reached only for a date nothing else grounds
+
+    days: list[tuple[str, date]] = []
+    lowered = text.lower().replace("’", "'")
+    words = set(re.findall(r"[^\W\d_]+(?:'[^\W\d_]+)?", lowered))
+    for language, vocabulary in foreign_date_words().items():  # one at a time: asked for several, dateparser settles on one
+        if not any(w in words or (ord(w[0]) > _CJK and w in lowered) for w in vocabulary):
+            continue  # no word of that language's days: nothing to read
+        try:
+            found = search_dates(text, languages=[language], settings={"RELATIVE_BASE": base, "PREFER_DATES_FROM": "future"}) or []
+        except Exception:  # dateparser raises many types on odd input
+            continue
+        days += [(span, when.date()) for span, when in found if _names_a_day(span)]
+    return tuple(dict.fromkeys(days))
+
+
+#: Each of the last messages a day in another language is looked for in, and how much of each:
+#: dateparser reads a text once per language (~14 times), so both are bounded.
+_FOREIGN_MESSAGES, _FOREIGN_READ = 4, 512
+_GLUE_WORDS = frozenset("per de a à á le la el il um am an on at alle às ao por para pour op te den der".split())
+
+
+def _names_a_day(span: str) -> bool:
+    """Whether a span dateparser read has a word besides numbers and prepositions ("sabato", "16
+    mai", "mañana a las 21:00", "내일"), not a number or a two-letter word read as a day ("20",
+    "per 2", "Je")."""
+    return any(w.lower() not in _GLUE_WORDS and (len(w) > 2 or ord(w[0]) > _CJK) for w in re.findall(r"[^\W\d_]+", span))
+
+
+#: Scripts from here on (Chinese, Japanese, Korean) write a day's word with no space around it
+#: ("明天下午", "내일은"), and in two characters.
+_CJK = 0x2E80
 
 
 #: A parameter description that says its number is a clock time ("1400 for 2 PM", "HHMM").
@@ -1224,6 +1276,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _clock_number,
     _epoch_seconds,
     _from_stated_now,
+    _day_in_another_language,
     _calendar_period,
     _stay_end,
     _payment_terms,

@@ -754,3 +754,43 @@ def test_a_number_base_named_by_its_name() -> None:
     assert derive(2, "to_base", said) is None
     assert derive(16, "font_size", [(1, "set the font to hexadecimal style, 16")]) is None
     assert derive(10, "base", [(1, "what is the log of 100")]) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("2025-06-03", "Quiero reservar una mesa para cuatro personas mañana a las 21:00"),
+        ("2025-06-07", "Prenota per 2 da Enzo sabato sera alle 20"),
+        ("2025-06-16", "Je cherche un hôtel à Lyon jusqu'au 16 juin"),
+        ("2025-06-03", "Kannst du morgen früh um 8 einen Termin eintragen?"),
+        ("2025-06-03", "내일 오전 9시에 알람 맞춰줘"),
+    ],
+)
+def test_a_day_said_in_another_common_language_derives_its_date(value: str, said: str) -> None:
+    found = derive(value, "date", [(1, said)], today=date(2025, 6, 2))
+    assert found is not None and found[0] == 1 and value in found[1]
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("2025-06-04", "Quiero reservar una mesa para mañana"),  # another day than the one said
+        ("2025-06-20", "Prenota per 2 da Enzo alle 20"),  # "alle 20" is a time, not the 20th
+        ("2025-06-05", "Je cherche un hôtel à Lyon"),  # "Je" is no day (jeudi)
+        ("2025-06-03", "Can you book a table for four tomorrow at 8?"),  # English is the rules' own (none here: no today)
+    ],
+)
+def test_a_day_in_another_language_derives_no_other_date(value: str, said: str) -> None:
+    found = derive(value, "date", [(1, said)], today=date(2025, 6, 2))
+    assert found is None or "tomorrow" in found[1]
+
+
+def test_the_date_a_system_prompt_states_in_its_own_language_is_today() -> None:
+    from guard.conversation import Conversation
+
+    for system, day in [("Eres un asistente de reservas. Hoy es lunes 2 de junio de 2025.", date(2025, 6, 2)),
+                        ("Assistente prenotazioni. Oggi è lunedì 2 giugno 2025.", date(2025, 6, 2)),
+                        ("Heute ist der 3. Juni 2025.", date(2025, 6, 3))]:
+        assert Conversation.from_messages([("system", system), ("user", "hola")]).reference_time.date() == day
+    # English dates are read as before; a stated year alone keeps today's month and day
+    assert Conversation.from_messages([("system", "Today is June 2, 2025."), ("user", "hi")]).reference_time.date() == date(2025, 6, 2)
