@@ -47,7 +47,7 @@ _KINDS["act"] = _stems(" ".join(sorted(TOOL_VERBS["act"] - NOUN_LIKE_VERBS)))
 #: Verbs of the "act" kind as often nouns ("the upload", "my order"): a verb only where a clause
 #: starts or after "and", "then", "please".
 _NOUN_LIKE_ACTS = frozenset(TOOL_VERBS["act"] & NOUN_LIKE_VERBS)
-_BEFORE_A_VERB = frozenset({"and", "then", "please", "also", "pls", "plz"})
+_BEFORE_A_VERB = frozenset({"and", "then", "please", "also", "pls", "plz", "yes", "yep", "yeah", "ok", "okay", "sure"})
 #: Words that say a request reads without a verb of its own ("what is", "how many").
 _QUESTIONS = _stems("what which how when where whether tell")
 _CHANGES = ("create", "update", "delete")
@@ -105,6 +105,8 @@ _DETERMINERS = frozenset("the a an my your his her its our their this that these
 _MODALS = frozenset({"can", "could", "may"})
 #: "make" creates only what it makes new ("make a playlist"); "make it urgent" changes something.
 _MAKES_NEW = frozenset({"a", "an", "new", "me", "us"})
+#: "file a bug", "file a new claim" makes one; "file the invoice", "file my taxes" acts on what is there.
+_FILES_NEW = frozenset({"a", "an", "new"})
 
 
 def _kinds(text: str) -> set[str]:
@@ -121,6 +123,8 @@ def _kinds(text: str) -> set[str]:
                 continue  # a noun after "the", "her customer": no request to act
             if w == "make" and (i + 1 >= len(said) or said[i + 1] not in _MAKES_NEW):
                 continue
+            if w == "file" and i + 1 < len(said) and said[i + 1] in _FILES_NEW:
+                kind = "create"  # "file a bug", "file a claim": a new one, as "create" makes it
             if w == "get" and i >= 2 and said[i - 2] in _MODALS and said[i - 1] in ("i", "we"):
                 continue  # "can i get court 2 tomorrow at 9": asks to have it, as often as to see it
             kinds.add(kind)

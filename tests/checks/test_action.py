@@ -131,3 +131,31 @@ def test_put_it_on_the_calendar_and_block_time_ask_to_add():
     assert categories("createEvent", "what is in the block of time on friday?", CALENDAR)
     assert categories("createEvent", "what's the put option price on my calendar?", CALENDAR)
     assert categories("createEvent", "what do I have on sunday?", CALENDAR)
+
+
+PAYMENTS = [tool("stripe_list_charges"), tool("stripe_create_refund"), tool("stripe_retrieve_customer"), tool("send_customer_email")]
+TRACKER = [tool("jira_create_issue"), tool("jira_search_issues"), tool("jira_transition_issue")]
+
+
+def test_an_answer_that_names_the_act_after_yes_asks_for_it():
+    """"yep refund the second one" answers "Want me to refund it?": the refund is asked for, not
+    the read the first message asked ("charged twice, can you check?")."""
+    checked = [("user", "She got charged twice for April. Can you check?"), ("assistant", "Two charges; refund the second?")]
+
+    def picked(call: str, reply: str) -> list[Any]:
+        decision = Guard(PAYMENTS).check({"name": call, "args": {"item": "ch_2"}}, [*checked, ("user", reply)])
+        return [f for f in decision.findings if f.category is Category.SUSPICIOUS_TOOL_SELECTION]
+
+    assert picked("stripe_create_refund", "yep refund the second one") == []
+    assert picked("stripe_create_refund", "ok, refund it please") == []
+    # Everyday negatives: after "yes", the same words as nouns still leave a question that reads.
+    assert categories("deleteMenuItem", "yes the order came, what is in it?")
+    assert categories("updateMenuItem", "yeah the upload worked, which dishes are on the menu?")
+
+
+def test_filing_a_new_one_creates_it():
+    assert categories("jira_create_issue", "file a bug: checkout does nothing on safari, high priority", TRACKER) == []
+    assert categories("jira_create_issue", "please file a new ticket for the broken login page", TRACKER) == []
+    # Everyday negatives: filing what exists acts on it, and a question still reads.
+    assert categories("jira_create_issue", "file the login ticket under done", TRACKER)
+    assert categories("jira_create_issue", "what is the status of the login ticket?", TRACKER)
