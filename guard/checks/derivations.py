@@ -188,24 +188,48 @@ def _none_is_zero(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
-#: A number written in groups: "6012 3344 8890", "9400-1118-9956", an IBAN "DE89 3704 0044 0532",
-#: an ISBN "978-0-14-143951-8".
-_DIGIT_GROUPS = re.compile(r"(?<![\w.-])[A-Za-z]{0,2}\d+(?:[ .-]\d+){1,8}(?![\w-]|\.\d)")
-
-
 def _grouped_digits(value: object, ctx: Context) -> Derivation | None:
     """``member_number: "601233448890"`` from "card no. 6012 3344 8890", ``"DE8937040044..."``
-    from "IBAN DE89 3704 0044 ...": a number the user wrote in groups (a card, an account, a
-    tracking number), run together."""
+    from "IBAN DE89 3704 0044 ...", ``"1Z999AA10123456784"`` from "ups tracking 1z 999 aa1 01 2345
+    6784": an identifier the user wrote in groups (a card, an account, a tracking number), run
+    together and, for its letters, in capitals. At least four of its characters are digits."""
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
-    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z]{0,2}\d{6,40}", value.strip()):
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z0-9]{6,40}", target := value.strip()):
         return None
+    if sum(c.isdigit() for c in target) < 4:
+        return None
+    target = target.upper()
     for index, text in ctx.said:
-        for found in itertools.islice(_DIGIT_GROUPS.finditer(text[:_READ]), 32):
-            if re.sub(r"[ .-]", "", found.group(0)).upper() == value.strip().upper():
-                return index, f"{found.group(0)} -> {value}"
+        text = text[:_READ]
+        tokens = list(itertools.islice(_ALNUM.finditer(text), _MAX_TOKENS))
+        for i, first in enumerate(tokens):
+            joined, j = first.group(0).upper(), i
+            if not target.startswith(joined) or _continues(text, tokens, i - 1, i):
+                continue  # a whole run of groups, not its middle ("3344 8890" of "6012 3344 8890")
+            while len(joined) < len(target) and j + 1 < len(tokens) and text[tokens[j].end() : tokens[j + 1].start()] in _GROUP_GAPS:
+                j += 1
+                joined += tokens[j].group(0).upper()
+                if not target.startswith(joined):
+                    break
+            if j > i and joined == target and not _continues(text, tokens, j, j + 1):
+                return index, f"{text[first.start() : tokens[j].end()]} -> {value}"
     return None
+
+
+def _continues(text: str, tokens: list[re.Match[str]], a: int, b: int) -> bool:
+    """Whether tokens ``a`` and ``b`` are groups of one run: next to each other across one space,
+    dot or hyphen, and ``b`` (or ``a``) holds a digit (a word before or after the groups is no
+    group: "tracking 1z 999 ...")."""
+    if a < 0 or b >= len(tokens) or text[tokens[a].end() : tokens[b].start()] not in _GROUP_GAPS:
+        return False
+    return any(c.isdigit() for c in tokens[a].group(0)) and any(c.isdigit() for c in tokens[b].group(0))
+
+
+_ALNUM = re.compile(r"[A-Za-z0-9]+")
+#: What may stand between the groups of one identifier: one space, dot or hyphen.
+_GROUP_GAPS = frozenset({" ", ".", "-"})
+_MAX_TOKENS = 2_000
 
 
 #: Parameter words that count things: one of them is what "a", "an" or "another" asks for.

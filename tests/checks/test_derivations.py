@@ -794,3 +794,20 @@ def test_the_date_a_system_prompt_states_in_its_own_language_is_today() -> None:
         assert Conversation.from_messages([("system", system), ("user", "hola")]).reference_time.date() == day
     # English dates are read as before; a stated year alone keeps today's month and day
     assert Conversation.from_messages([("system", "Today is June 2, 2025."), ("user", "hi")]).reference_time.date() == date(2025, 6, 2)
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "derived"),
+    [
+        ("1Z999AA10123456784", "where's my package?? ups tracking 1z 999 aa1 01 2345 6784", True),
+        ("AB12CDE34567", "plate ab12 cde 34567 was towed", True),
+        ("5551234567", "call me back at 555-123-4567 please", True),
+        # Everyday negatives: part of a run, another identifier, and numbers apart from each other.
+        ("1Z999AA101234567", "ups tracking 1z 999 aa1 01 2345 6784", False),
+        ("999AA10123456784", "ups tracking 1z 999 aa1 01 2345 6784", False),
+        ("1Z999AA10123456785", "ups tracking 1z 999 aa1 01 2345 6784", False),
+        ("101102", "rooms 101 and 102 are booked", False),
+    ],
+)
+def test_an_identifier_written_in_groups_is_the_same_run_together(value: str, text: str, derived: bool) -> None:
+    assert (derive(value, "tracking_number", [(0, text)]) is not None) is derived
