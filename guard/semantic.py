@@ -71,6 +71,7 @@ except ImportError as exc:  # pragma: no cover - numpy comes with the extra's to
 from guard.checks.grounding import GroundingMatch, SemanticSkip
 from guard.checks.measures import currency_names, language_names
 from guard.checks.relevance import STOPWORDS, ToolScore, split_request, stem
+from guard.checks.relevance import lexical_index
 from guard.checks.relevance import rank_tools as lexical_rank
 from guard.conversation import Conversation
 from guard.lexicon import GRAMMAR_WORDS, TOOL_VERBS
@@ -558,6 +559,8 @@ _WARMER: ThreadPoolExecutor | None = None
 _WARMER_LOCK = threading.Lock()
 #: Bumped in a forked child (a service worker): the parent's warm-up thread and queue are not there.
 _WARM_GENERATION = 0
+#: Warm-ups submitted and not done yet, of every guard in the process (``MAX_WARMUPS`` bounds it).
+_WARMUPS_PENDING = 0
 
 
 def _warmer() -> ThreadPoolExecutor:
@@ -570,9 +573,10 @@ def _warmer() -> ThreadPoolExecutor:
 
 
 def _after_fork_in_child() -> None:
-    global _WARMER, _WARMER_LOCK, _WARM_GENERATION
+    global _WARMER, _WARMER_LOCK, _WARM_GENERATION, _WARMUPS_PENDING
     _WARMER, _WARMER_LOCK = None, threading.Lock()
     _WARM_GENERATION += 1
+    _WARMUPS_PENDING = 0
 
 
 if hasattr(os, "register_at_fork"):
@@ -653,7 +657,7 @@ class SemanticGuard:
         decision that sees them. The lexical index the blended scores read is built here too
         (a few milliseconds a registry, that the first decision paid before)."""
         self._tool_vectors(registry)
-        lexical_rank("", registry)
+        lexical_index(registry)
 
     def warm(self, conversation: Conversation) -> Future[Any] | None:
         """Embed now, in the background, what the next decision on this conversation will read:
@@ -671,16 +675,29 @@ class SemanticGuard:
         messages = list(dict.fromkeys((role, text) for _, role, text in sources if (role, text) not in self._spans and (role, text) not in busy))
         if not sentences and not messages:
             return None
-        with self._warming_lock:
-            if len(set(self._warming.values())) >= MAX_WARMUPS:
+        global _WARMUPS_PENDING
+        with _WARMER_LOCK:  # one bound for the process: every guard's warm-ups share the one thread
+            if _WARMUPS_PENDING >= MAX_WARMUPS:
                 return None
-            future = _warmer().submit(self._message_spans, sources, sentences)
+            _WARMUPS_PENDING += 1
+        generation = _WARM_GENERATION
+        with self._warming_lock:
+            try:
+                future = _warmer().submit(self._message_spans, sources, sentences)
+            except RuntimeError:  # the interpreter is shutting down
+                with _WARMER_LOCK:
+                    _WARMUPS_PENDING -= 1
+                return None
             keys = [*sentences, *messages]
             for key in keys:
                 self._warming.setdefault(key, future)
             self.warmups += 1
 
         def done(_: Future[Any]) -> None:
+            global _WARMUPS_PENDING
+            with _WARMER_LOCK:
+                if generation == _WARM_GENERATION:
+                    _WARMUPS_PENDING -= 1
             with self._warming_lock:
                 for key in keys:
                     if self._warming.get(key) is future:

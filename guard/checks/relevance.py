@@ -156,6 +156,11 @@ def _build_index(registry: ToolRegistry) -> _Index:
 _index = PerRegistry(_build_index)
 
 
+def lexical_index(registry: ToolRegistry) -> None:
+    """Build the registry's index now (once per tool set), so that no decision pays for it."""
+    _index(registry)
+
+
 def rank_tools(request: str, registry: ToolRegistry) -> list[ToolScore]:
     """Every available tool scored against the request, best first (ties keep registry order)."""
     index = _index(registry)

@@ -151,6 +151,7 @@ def test_an_answer_that_names_the_act_after_yes_asks_for_it():
     # Everyday negatives: after "yes", the same words as nouns still leave a question that reads.
     assert categories("deleteMenuItem", "yes the order came, what is in it?")
     assert categories("updateMenuItem", "yeah the upload worked, which dishes are on the menu?")
+    assert categories("deleteMenuItem", "ok so the return window, how long is it for Pad Thai?")
 
 
 def test_filing_a_new_one_creates_it():

@@ -171,4 +171,29 @@ def test_in_a_forked_worker_the_parents_warm_ups_are_forgotten(onnx: OnnxEmbedde
     decision = _decide(guard, messages, call)
     assert decision.runs, decision.findings
     assert semantic.stats()["warm_waits"] == 0 and not semantic._warming
-    assert guard.warm([{"role": "user", "content": "And text Sam that the backup is done."}]) is not None  # a new thread serves the child
+    child = guard.warm([{"role": "user", "content": "And text Sam that the backup is done."}])
+    assert child is not None  # a new thread serves the child
+    child.result(timeout=30)
+
+
+def test_the_bound_on_queued_warm_ups_holds_for_every_guard_together(onnx: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """All guards share the one warm-up thread, so ``MAX_WARMUPS`` bounds them together: a service
+    whose guards are built per request cannot queue more than that."""
+    import threading
+
+    sem._warmer().submit(lambda: None).result(timeout=30)  # earlier tests' warm-ups done, callbacks run
+    monkeypatch.setattr(sem, "MAX_WARMUPS", 1)
+    first, _ = _guard(onnx)
+    second, _ = _guard(onnx)
+    gate = threading.Event()
+    busy = sem._warmer().submit(gate.wait, 30)
+    try:
+        queued = first.warm([{"role": "user", "content": "What's the forecast for Tromsø on Sunday? (bound)"}])
+        assert queued is not None
+        assert second.warm([{"role": "user", "content": "Book a table for two at Noma tonight. (bound)"}]) is None
+    finally:
+        gate.set()
+        busy.result(timeout=30)
+    queued.result(timeout=30)
+    sem._warmer().submit(lambda: None).result(timeout=30)  # one worker, in order: the warm-up's callback has run
+    assert second.warm([{"role": "user", "content": "Book a table for two at Noma tonight. (bound)"}]) is not None
