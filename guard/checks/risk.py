@@ -24,7 +24,7 @@ from typing import Any, Literal
 from guard.checks.measures import in_order
 from guard.checks.relevance import stem
 from guard.lexicon import STOPWORDS
-from guard.normalise import normalise_text, parse_temporal
+from guard.normalise import normalise_text, numbers_in, parse_temporal
 from guard.registry import name_words
 
 Level = Literal["consequential", "ordinary", "derivable"]
@@ -92,13 +92,26 @@ _SYNTAX = re.compile(r"[=()\[\]{}|;*/+<>$\n]|(?:^|\s)--?\w|\d\s*-\s*\d")
 #: Parameter words naming a query in a tool's own language (JQL, SOQL, a search syntax): the model
 #: writes the syntax, the user gives the values it searches for.
 _QUERY_WORDS = frozenset({"query", "q", "jql", "soql", "sql", "cql", "kql", "lucene", "filter", "search", "expression", "where", "selector"})
+#: Parameter words naming a search pattern (a regex, a glob): the model writes the syntax around
+#: the words it searches for ("def slugify" for "where is slugify() defined").
+_PATTERN_WORDS = frozenset({"pattern", "regex", "regexp", "glob"})
+#: Description words that say a parameter takes a program or an expression ("Standard 5-field cron
+#: expression", "a regular expression"): its syntax is the model's.
+_PROGRAM_DESCRIPTIONS = frozenset({"expression", "cron", "crontab", "regex", "regexp", "formula", "script"})
+#: What makes a value read as code rather than prose: a line break, an assignment or a call
+#: ("HTTP_TIMEOUT = 60", "normalize("), a brace or a semicolon.
+_CODE_SHAPE = re.compile(r"\n|[A-Za-z_][\w.]*(?:\s*=(?!=)|\()|[{};]")
 #: Parameter words naming the API's own fields or sort keys: they shape an answer and carry no
 #: value of the user's ("fields": ["summary", "status"], "propertyName": "email").
 _SELECTOR_WORDS = frozenset({"fields", "properties", "select", "expand", "include", "columns", "attributes", "sort"})
 #: The values a query searches for: quoted phrases, and what stands after an operator.
-_QUERY_LITERALS = re.compile(r"'([^']{1,200})'|\"([^\"]{1,200})\"|(?:[:=~<>]|\blike\b)\s*([^\s'\")(,]+(?:\s+[A-Z][\w.]*)*)", re.IGNORECASE)
+#: A literal goes on over capitalised words ("artist:The Killers"), not over the language's own
+#: keywords, written in capitals ("Amount > 100000 ORDER BY Amount DESC").
+_QUERY_LITERALS = re.compile(r"'([^']{1,200})'|\"([^\"]{1,200})\"|(?:[:=~<>]|\b[Ll][Ii][Kk][Ee]\b)\s*([^\s'\")(,]+(?:\s+[A-Z][a-z][\w.]*)*)")
 
 _IDENTIFIER_LIKE = re.compile(r"(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[A-Za-z0-9][\w.:/@#-]{2,}")
+#: A quantity written with its unit ("40m", "2.5km", "90s", "15 min"): a measure, not an identifier.
+_QUANTITY = re.compile(r"\d+(?:\.\d+)?\s?(?:[a-zA-Zµ°]{1,3}|min|mins|hrs|sec|secs)")
 _EMAIL_LIKE = re.compile(r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}")
 
 
@@ -129,16 +142,23 @@ def risk_of(
     head = named[-2] if len(named) > 1 and named[-1] in _TEXT_FORMATS else named[-1] if named else ""
     if composed and head in _TEXT_HEADS and _composed(value, said, results):
         return Risk("derivable", "a text the model composed from what was said or returned: every name and number in it was")
-    if composed and (words & _PROGRAM_WORDS or words <= _CODE_NAMES and "code" in words) and _program_grounded(value, said, results):
+    described = set(normalise_text(" ".join(str(s.get("description", "")) for s in schemas)[:300]).split())
+    program = words & _PROGRAM_WORDS or (words <= _CODE_NAMES and "code" in words) or described & _PROGRAM_DESCRIPTIONS
+    if composed and program and _program_grounded(value, said, results):
         return Risk("derivable", "a command, code or formula in the model's syntax: what it names was said or returned")
     if hit := words & _CONSEQUENTIAL_WORDS:
         return Risk("consequential", f"the parameter names {sorted(hit)[0]!r}: it must be stated or come from a tool result")
     if hit := formats & _CONSEQUENTIAL_FORMATS:
         return Risk("consequential", f"the value is {sorted(hit)[0]!r}: it must be stated or come from a tool result")
+    measure = (words | described) & _DERIVABLE_WORDS
+    if isinstance(value, str) and measure and _QUANTITY.fullmatch(value.strip()) and not _number_stated_for(words, said):
+        return Risk("derivable", "a measure with its unit (a duration, a distance) a model may compute, convert or estimate")
     if isinstance(value, str) and (
-        _EMAIL_LIKE.fullmatch(value.strip()) or (_IDENTIFIER_LIKE.fullmatch(value.strip()) and parse_temporal(value.strip()) is None)
-    ):  # a date or time ("2024-06-16T12:00:00-07:00") is no identifier
+        _EMAIL_LIKE.fullmatch(value.strip()) or (_IDENTIFIER_LIKE.fullmatch(value.strip()) and parse_temporal(value.strip()) is None and not _QUANTITY.fullmatch(value.strip()))
+    ):  # a date or time ("2024-06-16T12:00:00-07:00") and a quantity ("90s") are no identifiers
         return Risk("consequential", "the value looks like an identifier: it must be stated or come from a tool result")
+    if composed and _CODE_SHAPE.search(value) and _program_grounded(value, said, results) and _numbers_found(value, said, results):
+        return Risk("derivable", "text in a program's syntax (code, an edit to a file): every name and number it holds was said or returned")
     sized = lookup and words & _COUNT_WORDS and any("default" in s or "maximum" in s for s in schemas)
     if isinstance(value, (int, float)) and not isinstance(value, bool) and (words & _DERIVABLE_WORDS or sized):
         if not _number_stated_for(words, said):
@@ -148,6 +168,8 @@ def risk_of(
         return Risk("derivable", "descriptive text in the model's words, echoing what was said or returned")
     if isinstance(value, str) and words & _QUERY_WORDS and _literals_said(value, said, results):
         return Risk("derivable", "a query in the tool's own syntax whose values were said or returned")
+    if composed and words & _PATTERN_WORDS and _echoes(value, said, results):
+        return Risk("derivable", "a search pattern in the tool's syntax around words that were said or returned")
     selector = words | set(name_words(parent).split()) if words & {"column", "field", "key", "property", "attribute"} else words
     if isinstance(value, str) and len(value) <= 64 and (
         selector & _SELECTOR_WORDS or {"order", "by"} <= selector or {"property", "name"} <= words or {"field", "name"} <= words
@@ -236,8 +258,32 @@ def _program_grounded(value: str, said: str, results: str = "") -> bool:
             if own and 2 * len(own & (_stems(said) | _stems(results))) < len(own) and not _found(quoted, said, results):
                 return False
         elif "*" not in m[3] and not m[3].startswith("/dev/") and not _found(m[3], said, results) and not _found(m[3].rstrip("/").rsplit("/", 1)[-1], said, results):
-            return False
+            if not _numbered_parts_found(m[3], said, results):
+                return False
     return True
+
+
+def _numbered_parts_found(name: str, said: str, results: str) -> bool:
+    """Whether a dotted name's parts that carry a number were all said or returned: "sha256" of
+    ``hashlib.sha256`` (the rest is a library's vocabulary); "sales_2024" of ``sales_2024.csv``
+    is then still looked for as it is."""
+    if "/" in name or "@" in name or "." not in name:
+        return False
+    numbered = [part for part in name.split(".") if any(c.isdigit() for c in part)]
+    return bool(numbered) and all(_found(part, said, results) for part in numbered)
+
+
+def _numbers_found(value: str, said: str, results: str = "") -> bool:
+    """Whether every number of two digits or more in a text was said or returned, as written or
+    in another form ("60" for "60s", "100000" for "100k")."""
+    wanted = {float(n) for n in re.findall(r"(?<![\w.])\d{2,}(?:\.\d+)?(?![\w.])", value[:4_000])}
+    return not wanted or wanted <= _said_numbers(said) | _said_numbers(results)
+
+
+@lru_cache(maxsize=8)
+def _said_numbers(text: str) -> frozenset[float]:
+    """The numbers a text states, in each form it may be read in (``normalise.numbers_in``)."""
+    return frozenset(float(n) for n in numbers_in(text[:200_000]))
 
 
 _CODE = re.compile(r"[A-Z]{3,5}")
@@ -289,7 +335,9 @@ def _literals_said(value: str, said: str, results: str = "") -> bool:
     stems or more, with at least one."""
     literals = " ".join(next(g for g in m.groups() if g is not None) for m in _QUERY_LITERALS.finditer(value[:2_000]))
     own = _stems(literals)
-    return bool(own) and 2 * len(own & (_stems(said) | _stems(results))) >= len(own)
+    known = _stems(said) | _stems(results)
+    found = {w for w in own if w in known or (w.isdigit() and float(w) in _said_numbers(said) | _said_numbers(results))}
+    return bool(own) and 2 * len(found) >= len(own)
 
 
 def _number_stated_for(words: set[str], said: str) -> bool:

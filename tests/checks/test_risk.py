@@ -353,3 +353,44 @@ def test_a_lookups_page_size_is_the_models_choice_and_a_bought_quantity_is_not()
 )
 def test_a_question_put_to_a_tool_and_a_selector_echo_what_was_said(name, value, said, level):
     assert risk_of(name, [{"type": "string"}], value, said).level == level
+
+
+@pytest.mark.parametrize(
+    ("name", "schema", "value", "said", "level"),
+    [
+        # code or an edit in a program's syntax: its names and numbers were said or returned
+        ("new_str", {}, "HTTP_TIMEOUT = 60  # seconds", "bump the timeout in config/settings.py to 60s. 4\tHTTP_TIMEOUT = 30  # seconds", "derivable"),
+        ("patch", {}, "import re\nimport unicodedata\n", "slugify() mangles accented chars, fix it", "derivable"),
+        ("code", {}, "import hashlib\nprint(hashlib.sha256(b'hello world').hexdigest())", "what's the sha256 of 'hello world'?", "derivable"),
+        ("schedule", {"description": "Standard 5-field cron expression"}, "30 2 * * 1-5", "run cleanup.sh every weekday at 2:30am", "derivable"),
+        ("pattern", {}, "def slugify", "where is slugify() defined?", "derivable"),
+        ("soql", {}, "SELECT Id, Name FROM Opportunity WHERE CloseDate = THIS_MONTH AND Amount > 100000 ORDER BY Amount DESC",
+         "pull all opportunities closing this month over 100k", "derivable"),
+        # a number nobody said, a library's part nobody named, a file nobody named: still looked for
+        ("new_str", {}, "MAX_RETRIES = 50", "set the client's retries to 5", "ordinary"),
+        ("code", {}, "import hashlib\nprint(hashlib.md5(b'hello world').hexdigest())", "hash the string 'hello world' for me", "ordinary"),
+        ("new_str", {}, "open('customers_2023.csv')", "load the customer file", "ordinary"),
+        ("schedule", {"description": "When to run"}, "30 2 * * 1-5", "run cleanup.sh every weekday at 2:30am", "ordinary"),
+        ("soql", {}, "SELECT Id FROM Opportunity WHERE Amount > 250000", "pull the big opportunities", "ordinary"),
+        # prose with a parenthesis, a date, a phone number: no code
+        ("note", {}, "Call back (after lunch)", "remind me to call Dana", "ordinary"),
+        ("date", {}, "2024-05-01", "book it for next week", "ordinary"),
+        ("number", {}, "(555) 123-4567", "text my landlord", "ordinary"),
+    ],
+)
+def test_code_an_edit_or_a_query_in_a_tools_syntax_is_derivable_when_its_names_and_numbers_were_said(name, schema, value, said, level):
+    assert risk_of(name, [{"type": "string", **schema}], value, said).level == level
+
+
+@pytest.mark.parametrize(
+    ("name", "description", "value", "said", "level"),
+    [
+        ("since", "Relative duration, e.g. 30m", "40m", "5xx spike after the 14:02 deploy; it is 14:40 now", "derivable"),
+        ("timeout", "", "90s", "give the job a bit longer than a minute", "ordinary"),  # no measure word: a value the user states
+        ("distance", "", "5km", "runs of about 3 miles", "derivable"),
+        ("duration", "", "45m", "the call's duration is 30 min", "ordinary"),  # the user stated another duration
+        ("since", "Relative duration", "v412", "roll back the latest deploy", "consequential"),  # no quantity: an identifier
+    ],
+)
+def test_a_quantity_with_its_unit_is_a_measure_not_an_identifier(name, description, value, said, level):
+    assert risk_of(name, [{"type": "string", "description": description}], value, said).level == level
