@@ -631,26 +631,30 @@ def _from_stated_now(value: object, ctx: Context) -> Derivation | None:
 
 
 def _day_in_another_language(value: object, ctx: Context) -> Derivation | None:
-    """``date: 2025-06-03`` from "una mesa para mañana" or "prenotare per sabato" on 2 June 2025: a
-    day the user wrote in another common language (``guard.lexicon.DATE_LANGUAGES``; English is
-    read by the rules above), read by dateparser against the conversation's date, the nearest
-    such day ahead. A span of one or two letters ("Je") is no date."""
-    day = date_value(value)
-    if day is None or ctx.today is None:
+    """``date: 2025-06-03`` from "una mesa para mañana" or "prenotare per sabato" on 2 June 2025,
+    ``time: "09:00"`` from "내일 오전 9시" or "demain à 9h": a day or a time of day the user wrote
+    in another common language (``guard.lexicon.DATE_LANGUAGES``; English is read by the rules
+    above), read by dateparser against the conversation's date, the nearest such day ahead. A
+    span of one or two letters ("Je") is no date; a span without a number says no time."""
+    parsed = parse_temporal(value) if isinstance(value, str) else None
+    if parsed is None or ctx.today is None:
         return None
     base = datetime.combine(ctx.today, datetime.min.time()).replace(hour=12)
     for index, text in ctx.said[-_FOREIGN_MESSAGES:]:
         for span, when in _foreign_days(text[:_FOREIGN_READ], base):
-            if when == day:
+            if parsed.time is None and when.date() == parsed.date:
+                return index, f"{span!r} -> {value}"
+            timed = parsed.time is not None and any(c.isdigit() for c in span)
+            if timed and when.time() == parsed.time and parsed.date in (None, when.date()):
                 return index, f"{span!r} -> {value}"
     return None
 
 
 @lru_cache(maxsize=256)
-def _foreign_days(text: str, base: datetime) -> tuple[tuple[str, date], ...]:
+def _foreign_days(text: str, base: datetime) -> tuple[tuple[str, datetime], ...]:
     from dateparser.search import search_dates  # slow to import: reached only for a date nothing else grounds
 
-    days: list[tuple[str, date]] = []
+    days: list[tuple[str, datetime]] = []
     lowered = text.lower().replace("’", "'")
     words = set(re.findall(r"[^\W\d_]+(?:'[^\W\d_]+)?", lowered))
     for language, vocabulary in foreign_date_words().items():  # one at a time: asked for several, dateparser settles on one
@@ -660,7 +664,7 @@ def _foreign_days(text: str, base: datetime) -> tuple[tuple[str, date], ...]:
             found = search_dates(text, languages=[language], settings={"RELATIVE_BASE": base, "PREFER_DATES_FROM": "future"}) or []
         except Exception:  # dateparser raises many types on odd input
             continue
-        days += [(span, when.date()) for span, when in found if _names_a_day(span)]
+        days += [(span, when) for span, when in found if _names_a_day(span)]
     return tuple(dict.fromkeys(days))
 
 
@@ -1020,6 +1024,42 @@ def _described_meaning(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
+#: Where a description starts listing the values a parameter takes: "Possible values are [...]",
+#: "one of: a, b, c", "either X or Y"; or, with a colon, "[Enum]: [...]", "Internal stage id: a, b, c".
+#: Examples ("e.g. AAPL, MSFT") are no such list: a value copied from them is still looked for.
+_CHOICES_INTRO = re.compile(
+    r"\b(?:(?:(?:possible|allowed|valid|supported|accepted|available|permitted)\s+(?:values|options|choices|types|modes|ids?)"
+    r"(?:\s+(?:are|is|include|includes))?|(?:must\s+be\s+)?one\s+of(?:\s+the\s+following)?|either)\s*:?"
+    r"|(?:enum|options|choices|ids?|values|types|modes|kinds|statuses|stages?)\]?\s*:)\s*",
+    re.IGNORECASE,
+)
+_CHOICE_ITEM = r"""['"`]?([\w.+-]{1,40})['"`]?"""
+_CHOICE_NEXT = rf"\s*(?:,\s*(?:or|and)\b|,|\||/|\bor\b)\s*{_CHOICE_ITEM}"
+_CHOICE_LIST = re.compile(rf"[\[(]?\s*{_CHOICE_ITEM}((?:{_CHOICE_NEXT}){{1,40}})")
+
+
+def _described_choice(value: object, ctx: Context) -> Derivation | None:
+    """``door: ["driver", "passenger", "rear_left", "rear_right"]`` when the description says
+    "Possible values are ['driver', 'passenger', 'rear_left', 'rear_right']", ``dealstage:
+    "closedwon"`` for "Internal stage id: appointmentscheduled, ..., closedwon": a choice the
+    schema offers in prose instead of ``enum``, which is no fact the user must state, unless the
+    user named another of the choices ("ship it express": "Overnight" contradicts it)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)) or not ctx.description:
+        return None
+    wanted = str(value).strip().casefold()
+    for intro in itertools.islice(_CHOICES_INTRO.finditer(ctx.description[:2_000]), 8):
+        if (found := _CHOICE_LIST.match(ctx.description, intro.end())) is None:
+            continue
+        items = [found[1], *re.findall(_CHOICE_NEXT, found[2])]
+        if not any(item.casefold() == wanted for item in items):
+            continue
+        named = {item.casefold() for item in items if len(item) > 2 for _, text in ctx.normalised if f" {normalise_text(item)} " in text}
+        if named and wanted not in named:
+            return None  # the user named another of the choices: this one contradicts it
+        return None, f"one of the values the description lists ({', '.join(items[:6])}{', ...' if len(items) > 6 else ''})"
+    return None
+
+
 def _described_default(value: object, ctx: Context) -> Derivation | None:
     """``speechRate: 1.0`` when the description says "default is 1.0": the default a schema
     states in words rather than in ``default`` (a choice the schema offers, not a fact)."""
@@ -1312,6 +1352,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _weekday_after_date,
     _frequency,
     _described_meaning,
+    _described_choice,
     _described_default,
     _standard_rate,
     _at_rest,

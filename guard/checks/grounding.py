@@ -316,6 +316,8 @@ def _item(schemas: tuple[dict[str, Any], ...], index: int) -> tuple[dict[str, An
             found.extend(_options(prefix[index]))
         else:
             found.extend(_options(s.get("items")))
+    if not any(f.get("description") for f in found) and (said := next((s["description"] for s in schemas if s.get("description")), None)):
+        found.append({"description": said})  # "The list of doors to lock. Possible values are [...]" describes each item
     return tuple(found)
 
 

@@ -54,7 +54,7 @@ import phonenumbers
 import pycountry
 import simpleeval
 
-from guard.lexicon import STOPWORDS
+from guard.lexicon import DATE_LANGUAGES, STOPWORDS
 from guard.normalise import normalise_text, number_words, numbers_in, parse_number
 from guard.text import quoted_pattern, quoted_text
 
@@ -589,9 +589,29 @@ def language_names(tag: str) -> frozenset[str]:
     return frozenset(n for n in map(normalise_text, names) if n)
 
 
+@lru_cache(maxsize=1024)
+def foreign_language_names(tag: str) -> re.Pattern[str] | None:
+    """How the other common languages (``DATE_LANGUAGES``) name the language of a code, as a
+    pattern over normalised text: "Englisch" and its inflections ("ins Englische"), "inglés",
+    "anglais", "英語", "영어". None for no language."""
+    m = _LANGUAGE_TAG.fullmatch(tag.strip())
+    if m is None or not language_names(tag):
+        return None
+    base = m[1].lower()
+    if len(base) == 3 and (lang := pycountry.languages.get(alpha_3=base)) is not None:
+        base = getattr(lang, "alpha_2", base)
+    names = {normalise_text(babel.Locale(language).languages.get(base, "")) for language in DATE_LANGUAGES[1:]} - {""}
+    latin = sorted(re.escape(n) for n in names if n.isascii() or ord(max(n)) < 0x2E80)
+    other = sorted(re.escape(n) for n in names if n not in latin and not (n.isascii() or ord(max(n)) < 0x2E80))
+    parts = ([rf" (?:{'|'.join(latin)})[a-z]{{0,2}} "] if latin else []) + (["|".join(other)] if other else [])
+    return re.compile("|".join(parts)) if parts else None
+
+
 def language_code(value: object, ctx: Context) -> Derivation | None:
-    """``targetLanguage: "en"`` from "in English", ``"pt-BR"`` from "Brazilian Portuguese": the
-    code of a language the user named, for a parameter that takes languages."""
+    """``targetLanguage: "en"`` from "in English" or "ins Englische", ``"pt-BR"`` from "Brazilian
+    Portuguese", ``"ko"`` for the text to translate written in Hangul: the code of a language
+    the user named (in English or another common language), or the one the text is written in,
+    for a parameter that takes languages."""
     if not isinstance(value, str) or len(value) > 12:
         return None
     words = set(ctx.words) | set(normalise_text(ctx.description[:300]).split())
@@ -603,9 +623,30 @@ def language_code(value: object, ctx: Context) -> Derivation | None:
         for name in names:
             if f" {name} " in text and not (source and f" into {name} " in text):  # "into English": the target
                 return index, f"{name} -> {value}"
-    if "english" in names and source and ctx.said and _english(ctx.said[-1][1]):
-        return ctx.said[-1][0], f"the text is in English -> {value}"  # what to translate from
+    if names and not source and (foreign := foreign_language_names(value)) is not None:
+        for index, text in ctx.normalised:
+            if found := foreign.search(text):
+                return index, f"{found[0].strip()} -> {value}"
+    if source and ctx.said and (written := _written_in(ctx.said[-1][1])) and written in {n.split()[0] for n in names}:
+        return ctx.said[-1][0], f"the text is in {written.title()} -> {value}"  # what to translate from
     return None
+
+
+#: Scripts that say which language a text is in (one language each among the common ones).
+_SCRIPTS = (("korean", re.compile(r"[\uac00-\ud7af]")), ("japanese", re.compile(r"[\u3040-\u30ff]")),
+            ("chinese", re.compile(r"[\u4e00-\u9fff]")), ("hindi", re.compile(r"[\u0900-\u097f]")))
+
+
+def _written_in(message: str) -> str | None:
+    """The language of the text to translate (the message's quoted phrase, or else the message):
+    English when a fifth of its words are English function words, or the language its script
+    belongs to alone (Hangul: Korean; kana: Japanese; Han without kana: Chinese; Devanagari:
+    Hindi); None when neither says."""
+    quoted = _QUOTE.search(message[:_CACHED_TEXT])
+    text = quoted_text(quoted) if quoted else message[:_CACHED_TEXT]
+    if _english(text):
+        return "english"
+    return next((language for language, script in _SCRIPTS if script.search(text)), None)
 
 
 #: Words of a parameter's name that say it takes the language something is written in.
@@ -613,11 +654,9 @@ _SOURCE_WORDS = frozenset({"source", "src", "from", "input", "original", "detect
 _QUOTE = quoted_pattern(400)
 
 
-def _english(message: str) -> bool:
-    """Whether the text to translate, the message's quoted phrase or else the message itself, is
-    English: a fifth of its words or more are English function words ("where is the nearest")."""
-    quoted = _QUOTE.search(message[:_CACHED_TEXT])
-    text = quoted_text(quoted) if quoted else message[:_CACHED_TEXT]
+def _english(text: str) -> bool:
+    """Whether a text is English: a fifth of its words or more are English function words
+    ("where is the nearest")."""
     words = re.findall(r"[^\W\d_]+", text.casefold())
     return len(words) >= 3 and 5 * sum(w in STOPWORDS for w in words) >= len(words)
 

@@ -266,6 +266,13 @@ def test_the_date_span_rules_read_a_bounded_part_of_each_message():
         ("fr", "targetLanguage", "", "Summarise the text in English.", False),  # another language
         ("en", "country", "", "Summarise the text in English.", False),  # the parameter takes no language
         ("it", "language", "", "Translate it, please.", False),  # "it" is a word, Italian was never named
+        # named in another common language, inflected ("ins Englische") or in its own script
+        ("en", "target_language", "ISO 639-1 code", 'Kannst du das bitte ins Englische übersetzen: "Die Lieferung verzögert sich."', True),
+        ("en", "target", "language code", "¿Me lo traduces al inglés? 'Buenos días'", True),
+        ("ja", "target_language", "", "翻译成日语：你好", True),
+        ("en", "target_language", "", "이 문장을 영어로 번역해 주세요", True),
+        ("fr", "target_language", "", "Kannst du das bitte ins Englische übersetzen?", False),  # another language
+        ("de", "target_language", "", "Lies mir die Nachricht vor, bitte.", False),  # written in German, naming none
     ],
 )
 def test_a_language_code_for_the_language_the_user_named(value, param, description, text, derived):
@@ -451,6 +458,10 @@ def test_a_time_of_day_read_with_the_part_of_the_day(value, text, derived):
         ("en", "source_language", "Translate 'Wo ist die nächste Apotheke?' into English please", False),  # English is the target
         ("en", "target_language", "how do I say 'Where is the nearest pharmacy?' in Japanese?", False),  # the target is Japanese
         ("de", "source_language", "how do I say 'Where is the nearest pharmacy?' in Japanese?", False),
+        # a text in a script only one common language writes in
+        ("ko", "source_language", "translate '안녕하세요, 반갑습니다' into English", True),
+        ("zh", "source_language", "翻译成英语：你好", True),
+        ("ja", "source_language", "translate '안녕하세요' into English", False),  # Hangul is Korean
     ],
 )
 def test_the_source_language_of_an_english_text(value, param, text, derived):
@@ -764,6 +775,10 @@ def test_a_number_base_named_by_its_name() -> None:
         ("2025-06-16", "Je cherche un hôtel à Lyon jusqu'au 16 juin"),
         ("2025-06-03", "Kannst du morgen früh um 8 einen Termin eintragen?"),
         ("2025-06-03", "내일 오전 9시에 알람 맞춰줘"),
+        # a time of day said with it, alone or with the day
+        ("09:00", "내일 오전 9시에 알람 맞춰줘"),
+        ("07:30", "réveille-moi demain à 7h30"),
+        ("2025-06-03T21:00:00", "Quiero reservar una mesa para cuatro personas mañana a las 21:00"),
     ],
 )
 def test_a_day_said_in_another_common_language_derives_its_date(value: str, said: str) -> None:
@@ -778,6 +793,8 @@ def test_a_day_said_in_another_common_language_derives_its_date(value: str, said
         ("2025-06-20", "Prenota per 2 da Enzo alle 20"),  # "alle 20" is a time, not the 20th
         ("2025-06-05", "Je cherche un hôtel à Lyon"),  # "Je" is no day (jeudi)
         ("2025-06-03", "Can you book a table for four tomorrow at 8?"),  # English is the rules' own (none here: no today)
+        ("12:00", "réveille-moi demain"),  # a day without a number says no time
+        ("08:30", "despiértame mañana a las 7:30"),  # another time than the one said
     ],
 )
 def test_a_day_in_another_language_derives_no_other_date(value: str, said: str) -> None:
@@ -811,3 +828,38 @@ def test_the_date_a_system_prompt_states_in_its_own_language_is_today() -> None:
 )
 def test_an_identifier_written_in_groups_is_the_same_run_together(value: str, text: str, derived: bool) -> None:
     assert (derive(value, "tracking_number", [(0, text)]) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "description", "derived"),
+    [
+        ("rear_left", "The list of doors to lock. Possible values are ['driver', 'passenger', 'rear_left', 'rear_right'].", True),
+        ("closedwon", "Internal stage id: appointmentscheduled, qualifiedtobuy, contractsent, closedwon, closedlost", True),
+        ("STOP", "The ignition mode of the vehicle. [Enum]: ['START', 'STOP']", True),
+        ("desc", "Sort order, either asc or desc", True),
+        ("high", "Priority, one of: low | medium | high", True),
+        # examples are no list of choices, and a prose list without an opening word is none either
+        ("MSFT", "Exchange ticker symbol, e.g. AAPL, MSFT, GOOG", False),
+        ("owner", "Search deals by name, company or owner", False),
+        ("or", "Sort order, either asc or desc", False),  # the list's own glue
+        ("urgent", "Priority, one of: low | medium | high", False),  # not in the list
+    ],
+)
+def test_a_choice_the_description_lists_is_the_schemas_own(value: str, description: str, derived: bool) -> None:
+    assert (derive(value, "p", [(0, "lock the car, the deal is won, sort them, sure")], description=description) is not None) is derived
+
+
+def test_an_items_choice_is_read_in_the_lists_own_description() -> None:
+    tools = [{"name": "lockDoors", "description": "Locks the doors of the vehicle.", "parameters": {"type": "object", "properties": {
+        "unlock": {"type": "boolean"},
+        "door": {"type": "array", "items": {"type": "string"},
+                 "description": "The doors to lock or unlock. Possible values are ['driver', 'passenger', 'rear_left', 'rear_right']."}},
+        "required": ["unlock", "door"]}}]
+    call = {"name": "lockDoors", "args": {"unlock": False, "door": ["driver", "passenger", "rear_left", "rear_right"]}, "id": "c1"}
+    decision = Guard(tools).check(call, [{"role": "user", "content": "Before I head in, lock all the doors please."}])
+    assert not [f for f in decision.findings if f.category is Category.UNGROUNDED_VALUE]
+    decision = Guard(tools).check(call, [{"role": "user", "content": "Lock the driver door please."}])
+    assert [f.value for f in decision.findings if f.category is Category.UNGROUNDED_VALUE] == ["passenger", "rear_left", "rear_right"]
+    call["args"]["door"] = ["driver", "trunk"]  # no door the list names
+    decision = Guard(tools).check(call, [{"role": "user", "content": "Before I head in, lock all the doors please."}])
+    assert [f.value for f in decision.findings if f.category is Category.UNGROUNDED_VALUE] == ["trunk"]
