@@ -134,6 +134,11 @@ def stated_date(text: str) -> datetime | None:
             pass
     if found := _foreign_date(text):
         return found
+    if m := _CJK_DATE.search(text):
+        try:
+            return datetime(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        except ValueError:
+            pass
     if m := _YEAR_IN_TEXT.search(text):
         return _in_year(datetime.now(), int(m.group(1)))
     return None
@@ -142,6 +147,10 @@ def stated_date(text: str) -> datetime | None:
 #: A day, a month's name and a year as the other common languages write them: "2 de junio de
 #: 2025", "14 juin 2025", "3. Juni 2025", "2 de junho de 2025" (month names: ``foreign_month_number``).
 _FOREIGN_DATE = re.compile(r"\b(\d{1,2})\.?\s+(?:de\s+)?([^\W\d_]{3,12})\.?,?\s+(?:de\s+)?(\d{4})\b")
+
+
+#: A date as Chinese, Japanese and Korean write it: "2025年11月5日", "2025년 12월 1일".
+_CJK_DATE = re.compile(r"(\d{4})\s*[年년]\s*(\d{1,2})\s*[月월]\s*(\d{1,2})\s*[日일]")
 
 
 def _foreign_date(text: str) -> datetime | None:

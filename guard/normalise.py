@@ -399,6 +399,8 @@ def _date_forms(d: date, today: date) -> list[str]:
         rf"{month} 0?{d.day}{numeric_year}",
         # the end of a range whose month was said once: "October 14th to 16th", "Dec 23-27 2024"
         rf"{month_names} \d{{1,2}}(?: (?:st|nd|rd|th))? (?:(?:to|and|through|until|till) )?(?:the )?{day}{named_year}",
+        # Chinese, Japanese, Korean: "2025年11月6日", "11月6日", "12월 2일" (normalised: "11 月 6 日")
+        rf"(?:{d.year} (?:年|년) )?{month} (?:月|월) 0?{d.day}(?= (?:日|일|号))",
     ]
     return forms + _weekday_of_month(d, today) + _relative_forms(d, today)
 
@@ -519,4 +521,22 @@ def _time_forms(t: time) -> list[str]:
         hour = rf"(?:{h12}|{number_words(h12)})"  # "at ten am", "at 10"
         forms += [rf"{hour} {says}", rf"{t.hour:02d} h", rf"{hour} o clock", rf"at {hour}(?: {says})?(?! \d\d)(?! (?:past|to|after|of|till) ){not_other}"]  # not "at ten past nine"
         forms += {0: ["midnight"], 12: ["noon", "midday", "noon ?ish", "lunchtime"]}.get(t.hour, [])  # "pick up tomorrow noonish"
+    if not t.second:
+        forms += _cjk_time_forms(t)
     return forms
+
+
+#: The words after an hour and a minute in Chinese, Japanese and Korean ("9時", "9点", "9시";
+#: "30分", "30분"), and those before an afternoon hour ("午後3時", "下午3点", "오후 3시").
+_CJK_HOUR, _CJK_MINUTE, _CJK_AFTERNOON = "(?:時|时|点|點|시)", "(?:分|분)", "(?:午後|下午|오후) "
+
+
+def _cjk_time_forms(t: time) -> list[str]:
+    """A time as Chinese, Japanese and Korean write it, normalised ("朝9時以降" -> "朝 9 時以降"):
+    the hour before its word, the minutes after it ("9 時 30 分"), an afternoon hour after its
+    word ("午後 3 時" for 15:00, never 03:00), or the hour of a 24-hour clock ("15 時")."""
+    minutes = rf" {_CJK_HOUR} 0?{t.minute}(?= {_CJK_MINUTE})" if t.minute else rf"(?= {_CJK_HOUR})(?! {_CJK_HOUR} \d)"
+    hours = [rf"(?<!{_CJK_AFTERNOON})0?{t.hour}{minutes}"]
+    if t.hour > 12:
+        hours.append(rf"(?<={_CJK_AFTERNOON}){t.hour - 12}{minutes}")
+    return hours

@@ -15,6 +15,10 @@ def test_reference_time_is_the_date_a_system_message_states():
     # a month's abbreviation reads as its full name; a day the month has not is no date
     assert Conversation.from_messages([("system", "Today is Sept. 3rd, 2024.")]).reference_time == datetime(2024, 9, 3)
     assert stated_date("Today is Feb 30, 2024.") is None
+    # as Chinese, Japanese and Korean write a date
+    assert Conversation.from_messages([("system", "今日は2025年11月5日（水）です。")]).reference_time == datetime(2025, 11, 5)
+    assert stated_date("오늘은 2025년 12월 1일 월요일입니다.") == datetime(2025, 12, 1)
+    assert stated_date("2025年13月5日") is None
 
 
 def test_a_user_who_says_what_day_it_is_sets_the_conversations_today():

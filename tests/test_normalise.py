@@ -185,6 +185,13 @@ def test_a_midnight_time_next_to_a_date_means_the_date_alone():
         ("2021-09-26", "the past week, not including today"),
         ("20:00", "book somewhere good for thai tomorrow at 8, 4 people"),
         ("2021-10-05", "anniversary dinner a week from tomorrow!!"),
+        # Chinese, Japanese, Korean: the date with its characters, the hour before its word
+        ("2021-10-15", "10月15日に京都へ行きたい"),
+        ("2021-12-02", "2021년 12월 2일 회의"),
+        ("09:00", "朝9時以降で"),
+        ("15:00", "明天下午3点开会"),
+        ("09:30", "내일 9시 30분에"),
+        ("21:00", "21時に"),
     ],
 )
 def test_a_text_mentions_a_date_or_time_in_the_forms_people_write(value, text):
@@ -213,6 +220,9 @@ def test_a_text_mentions_a_date_or_time_in_the_forms_people_write(value, text):
         ("2021-10-15", "leaving the 2nd friday of next month"),
         ("2021-10-18", "the last Monday in October"),
         ("2021-09-25", "did we win yday?"),
+        ("03:00", "午後3時に"),  # the afternoon's 3
+        ("09:00", "9時30分"),  # half past
+        ("2021-10-15", "10月16日に"),
         ("01:00", "buy 1 and meet at 5pm"),
         ("13:00", "between 1 and 5 people"),
         ("03:30", "cut it in half 3 times"),

@@ -411,6 +411,16 @@ def _duration(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
+def stated_length(seconds: float, said: Said) -> tuple[int, str] | None:
+    """Where the user stated a length of time of ``seconds`` ("an hour", "for 90 minutes", "2
+    hours"): the message and the words; None when no one did."""
+    for index, text in said:
+        for q in _quantities(_padded(text)):
+            if _UNITS[q.unit][1] == "seconds" and q.amount * _UNITS[q.unit][2] == seconds:
+                return index, q.surface
+    return None
+
+
 def _counted_unit(ctx: Context) -> str | None:
     """The calendar unit a numeric parameter counts in, from its name or description ("days")."""
     for word in ctx.words + normalise_text(ctx.description).split():

@@ -452,3 +452,45 @@ def test_what_the_tools_description_says_of_a_parameter_reads_as_its_description
     assert decide("Refund a charge. fee is in cents.", {"amount": 1250}, "refund her the $12.50 difference") == ["$.amount"]
     assert decide("Refund a charge.", {"amount": 1250}, "refund her the $12.50 difference") == ["$.amount"]
     assert decide(airport, {"pickup_location": "LAX"}, "rent a compact at Denver airport") == ["$.pickup_location"]
+
+
+def test_a_value_in_a_script_without_spaces_is_found_inside_a_longer_run() -> None:
+    tool = {"name": "search_trains", "description": "Search trains.", "parameters": {"type": "object", "properties": {
+        "origin": {"type": "string"}, "destination": {"type": "string"}}}}
+    said = "明日、東京から新大阪までの新幹線を調べて。"
+    assert _ungrounded(tool, {"origin": "東京", "destination": "新大阪"}, said) == []
+    assert _ungrounded(tool, {"origin": "서울", "destination": "부산"}, "서울에서 부산까지 기차 찾아줘") == []
+    # Everyday negatives: a place nobody wrote, in either script, and one character alone
+    assert _ungrounded(tool, {"origin": "東京", "destination": "京都"}, said) == ["$.destination"]
+    assert _ungrounded(tool, {"origin": "서울", "destination": "부산"}, "서울에서 대구까지 기차 찾아줘") == ["$.destination"]
+    assert _ungrounded(tool, {"origin": "東京", "destination": "大"}, said) == ["$.destination"]
+
+
+def test_an_end_is_its_start_plus_the_length_stated_or_the_length_the_event_had() -> None:
+    from guard import Guard
+
+    event = {"type": "object", "properties": {"title": {"type": "string"}, "start": {"type": "string"}, "end": {"type": "string"}}}
+    tool = {"name": "create_event", "description": "Create an event.", "parameters": event}
+
+    def flagged(args: dict[str, Any], messages: list[dict[str, Any]]) -> list[str]:
+        decision = Guard([tool]).check({"name": "create_event", "args": args, "id": "c9"}, messages)
+        return [f.path for f in decision.findings if f.category.value == "ungrounded_value"]
+
+    today = {"role": "system", "content": "Today is Wednesday, June 11, 2025."}
+    ask = {"role": "user", "content": "Put lunch with Priya on my calendar next Tuesday at 12:30, an hour."}
+    assert flagged({"title": "Lunch with Priya", "start": "2025-06-17T12:30:00", "end": "2025-06-17T13:30:00"}, [today, ask]) == []
+    # Everyday negatives: another length than the one said; no length said; an end before its start
+    assert flagged({"title": "Lunch with Priya", "start": "2025-06-17T12:30:00", "end": "2025-06-17T14:00:00"}, [today, ask]) == ["$.end"]
+    plain = {"role": "user", "content": "Put lunch with Priya on my calendar next Tuesday at 12:30."}
+    assert flagged({"title": "Lunch with Priya", "start": "2025-06-17T12:30:00", "end": "2025-06-17T13:30:00"}, [today, plain]) == ["$.end"]
+    assert flagged({"title": "Lunch with Priya", "start": "2025-06-17T12:30:00", "end": "2025-06-17T11:30:00"}, [today, ask]) == ["$.end"]
+    # moved: the end keeps the length the returned event had
+    moved = [
+        {"role": "system", "content": "Today is 2025-04-16."},
+        {"role": "user", "content": "what's on this afternoon"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "l1", "name": "create_event", "args": {"title": "x"}}]},
+        {"role": "tool", "tool_call_id": "l1", "content": '[{"title": "Dentist", "start": "2025-04-16T15:00:00-05:00", "end": "2025-04-16T15:45:00-05:00"}]'},
+        {"role": "user", "content": "they called, push the dentist to 4:30 pm"},
+    ]
+    assert flagged({"title": "Dentist", "start": "2025-04-16T16:30:00-05:00", "end": "2025-04-16T17:15:00-05:00"}, moved) == []
+    assert flagged({"title": "Dentist", "start": "2025-04-16T16:30:00-05:00", "end": "2025-04-16T17:30:00-05:00"}, moved) == ["$.end"]
