@@ -282,8 +282,9 @@ def _numbers_found(value: str, said: str, results: str = "") -> bool:
 
 @lru_cache(maxsize=8)
 def _said_numbers(text: str) -> frozenset[float]:
-    """The numbers a text states, in each form it may be read in (``normalise.numbers_in``)."""
-    return frozenset(float(n) for n in numbers_in(text[:200_000]))
+    """The numbers a text states, in each form it may be read in (``normalise.numbers_in``): in its
+    first and last 10,000 characters (the request and the latest turns; ~25 ms at most)."""
+    return frozenset(float(n) for n in numbers_in(text if len(text) <= 20_000 else f"{text[:10_000]} {text[-10_000:]}"))
 
 
 _CODE = re.compile(r"[A-Z]{3,5}")

@@ -128,3 +128,24 @@ def test_number_and_program_readers_take_linear_time(args, message):
     decision = Guard(tools).check({"name": "run", "args": args, "id": "c1"}, [{"role": "user", "content": message}])
     assert time.thread_time() - start < 1.0
     assert decision.action.value in {"allow", "warn", "ask_human", "retry"}
+
+
+def test_choice_lists_code_numbers_and_event_lengths_are_read_in_bounded_time():
+    import time
+
+    listed = "Possible values are [" + ", ".join(f"'v{i}'" for i in range(5_000)) + "]. " + "one of: a, " * 2_000
+    tools = [{"name": "edit", "description": "Edit a file and book a slot.", "parameters": {"type": "object", "properties": {
+        "new_str": {"type": "string"}, "mode": {"type": "string", "description": listed},
+        "start": {"type": "string"}, "end": {"type": "string"}}}}]
+    args = {"new_str": "x = 10\n" + " + ".join(str(10 + i) for i in range(2_000)), "mode": "v4999",
+            "start": "2025-06-17T12:30:00", "end": "2025-06-17T13:30:00"}
+    events = " ".join(f"2025-06-{1 + i % 28:02d}T{i % 24:02d}:00:00" for i in range(5_000))
+    messages = [{"role": "user", "content": "12 " * 5_000},
+                {"role": "assistant", "content": "", "tool_calls": [{"id": "t1", "name": "edit", "args": {}}]},
+                {"role": "tool", "tool_call_id": "t1", "content": events},
+                {"role": "user", "content": "book it at 12:30 and apply the edit"}]
+    Guard(tools).check({"name": "edit", "args": {"start": "2025-06-17T12:30:00"}, "id": "c0"}, [{"role": "user", "content": "mañana a las 9, 2 km"}])
+    start = time.thread_time()  # the unit and date readers' one-time loading (~2 s) done above
+    decision = Guard(tools).check({"name": "edit", "args": args, "id": "c1"}, messages)
+    assert time.thread_time() - start < 2.0
+    assert decision.action.value in {"allow", "warn", "ask_human", "retry"}
