@@ -7,6 +7,7 @@ its own kind.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 #: Per month (January first): its names, the full name first, then its abbreviations.
@@ -78,6 +79,23 @@ def foreign_date_words() -> dict[str, frozenset[str]]:
             pass
         out[language] = frozenset(w.lower() for name in names for w in name.replace("’", "'").split())
     return out
+
+
+#: Chinese and Japanese characters (kana, Han) and Korean syllables: the scripts that write words
+#: without spaces around them ("東京から", "서울에서"), as one character class.
+UNSPACED_SCRIPT = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_UNSPACED = re.compile(f"[{UNSPACED_SCRIPT}]+")
+#: The common languages (``DATE_LANGUAGES``) that alone write in a script, most telling first:
+#: Hangul is Korean, kana Japanese, Han without kana Chinese, Devanagari Hindi.
+SCRIPT_LANGUAGES: tuple[tuple[str, str], ...] = (
+    ("korean", "\uac00-\ud7af"), ("japanese", "\u3040-\u30ff"), ("chinese", "\u4e00-\u9fff"), ("hindi", "\u0900-\u097f"),
+)
+
+
+def unspaced(text: str) -> bool:
+    """Whether a text is written only in the scripts without spaces between words (its spaces
+    aside): then it is found inside a longer run of them, as a reader of that script finds it."""
+    return bool(text.strip()) and all(_UNSPACED.fullmatch(part) for part in text.split())
 
 
 #: Articles, the common prepositions and "and"/"or": the words every list below leaves out.

@@ -29,7 +29,7 @@ from typing import Any
 
 from guard.checks import measures
 from guard.checks.measures import rounds_to
-from guard.normalise import normalise_text
+from guard.normalise import normalise_text, parse_temporal
 from guard.registry import name_words
 
 #: (index, words): where a value came from and how.
@@ -114,6 +114,35 @@ def shifted_result_time(value: object, said: list[tuple[int, str]], results: lis
                 if content.find(written, 0, _READ) >= 0:
                     return index, f"{written} {'-' if moved > moment else '+'} {span.words} -> {value}"
     return None
+
+
+def span_end(value: object, start: object, said: list[tuple[int, str]], results: list[tuple[int, str]]) -> Derivation | None:
+    """``end: 13:30`` beside ``start: 12:30`` for "lunch at 12:30, an hour": the end of a span that
+    is its start plus a length the user stated, or plus the length of a returned event ("push the
+    dentist to 4:30 pm" keeps its 45 minutes: two times a result gives one after the other, that
+    far apart). Both are dates with times, or both times of day; at most a day apart."""
+    end, begin = (parse_temporal(v) if isinstance(v, str) else None for v in (value, start))
+    if end is None or begin is None or end.time is None or begin.time is None or (end.date is None) != (begin.date is None):
+        return None
+    day = datetime(2000, 1, 1).date()
+    minutes = (datetime.combine(end.date or day, end.time) - datetime.combine(begin.date or day, begin.time)).total_seconds() / 60
+    if not 0 < minutes <= 24 * 60:
+        return None
+    for index, text in said[-_RESULTS:]:
+        if span := next((s for s in measures.stated_spans([text], 24 * 60, articles=True) if s.minutes == minutes), None):
+            return index, f"{start} plus {span.words} -> {value}"
+    for index, content in results[-_RESULTS:]:
+        times = [t for t in map(_moment, itertools.islice(_STAMP.finditer(content, 0, _READ), 200)) if t is not None]
+        if any(a.tzinfo == b.tzinfo and (b - a).total_seconds() == minutes * 60 for a, b in zip(times, times[1:])):
+            return index, f"{start} plus the length of the returned event ({minutes:g} min) -> {value}"
+    return None
+
+
+def _moment(found: re.Match[str]) -> datetime | None:
+    try:
+        return datetime.fromisoformat(found[0].replace(" ", "T").replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:  # "2025-13-45T99:00": no moment
+        return None
 
 
 _STAMP = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d)?(?:\.\d+)?(?:[zZ]|[+-]\d\d:?\d\d)?")

@@ -33,7 +33,7 @@ from dateutil.relativedelta import relativedelta
 
 from guard.checks import measures
 from guard.conversation import stated_now, stated_today
-from guard.lexicon import MONTH_NUMBER, MONTHS, STOPWORDS, WEEKDAYS, foreign_date_words
+from guard.lexicon import MONTH_NUMBER, MONTHS, STOPWORDS, WEEKDAYS, foreign_date_words, unspaced
 from guard.normalise import (
     normalise_text,
     number_words,
@@ -411,16 +411,6 @@ def _duration(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
-def stated_length(seconds: float, said: Said) -> tuple[int, str] | None:
-    """Where the user stated a length of time of ``seconds`` ("an hour", "for 90 minutes", "2
-    hours"): the message and the words; None when no one did."""
-    for index, text in said:
-        for q in _quantities(_padded(text)):
-            if _UNITS[q.unit][1] == "seconds" and q.amount * _UNITS[q.unit][2] == seconds:
-                return index, q.surface
-    return None
-
-
 def _counted_unit(ctx: Context) -> str | None:
     """The calendar unit a numeric parameter counts in, from its name or description ("days")."""
     for word in ctx.words + normalise_text(ctx.description).split():
@@ -668,7 +658,7 @@ def _foreign_days(text: str, base: datetime) -> tuple[tuple[str, datetime], ...]
     lowered = text.lower().replace("’", "'")
     words = set(re.findall(r"[^\W\d_]+(?:'[^\W\d_]+)?", lowered))
     for language, vocabulary in foreign_date_words().items():  # one at a time: asked for several, dateparser settles on one
-        if not any(w in words or (ord(w[0]) > _CJK and w in lowered) for w in vocabulary):
+        if not any(w in words or (unspaced(w) and w in lowered) for w in vocabulary):
             continue  # no word of that language's days: nothing to read
         try:
             found = search_dates(text, languages=[language], settings={"RELATIVE_BASE": base, "PREFER_DATES_FROM": "future"}) or []
@@ -688,12 +678,7 @@ def _names_a_day(span: str) -> bool:
     """Whether a span dateparser read has a word besides numbers and prepositions ("sabato", "16
     mai", "mañana a las 21:00", "내일"), not a number or a two-letter word read as a day ("20",
     "per 2", "Je")."""
-    return any(w.lower() not in _GLUE_WORDS and (len(w) > 2 or ord(w[0]) > _CJK) for w in re.findall(r"[^\W\d_]+", span))
-
-
-#: Scripts from here on (Chinese, Japanese, Korean) write a day's word with no space around it
-#: ("明天下午", "내일은"), and in two characters.
-_CJK = 0x2E80
+    return any(w.lower() not in _GLUE_WORDS and (len(w) > 2 or unspaced(w)) for w in re.findall(r"[^\W\d_]+", span))
 
 
 #: A parameter description that says its number is a clock time ("1400 for 2 PM", "HHMM").

@@ -27,20 +27,20 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import date, datetime
-from functools import lru_cache
+from datetime import date
+from functools import cached_property, lru_cache
 from typing import Any, Protocol
 
 from rapidfuzz import fuzz
 
 from guard.checks import CheckContext
-from guard.checks.computed import asked_multiple, birth_year, result_total, shifted_result_time
-from guard.checks.derivations import date_value, derive, stated_length
+from guard.checks.computed import asked_multiple, birth_year, result_total, shifted_result_time, span_end
+from guard.checks.derivations import date_value, derive
 from guard.checks.measures import unit_field
 from guard.checks.action import kind_of_tool
 from guard.checks.risk import risk_of
 from guard.conversation import Conversation
-from guard.lexicon import FACTLESS_WORDS
+from guard.lexicon import FACTLESS_WORDS, unspaced
 from guard.models import Finding
 from guard.normalise import (
     TemporalPatterns,
@@ -49,7 +49,6 @@ from guard.normalise import (
     numbers_in,
     parse_bool,
     parse_number,
-    parse_temporal,
     temporal_patterns,
 )
 from guard.registry import name_words
@@ -197,6 +196,12 @@ class GroundingIndex:
     def searched(self) -> dict[str, int]:
         return {"messages": len(self.said.indices), "tool_results": len(self.results.indices)}
 
+    @cached_property
+    def numbers(self) -> frozenset[int | float]:
+        """Every number said or returned, in each form it may be read in (``number_key``): what the
+        messages' extracts already hold, gathered once for the risk readings."""
+        return frozenset(key for group in (self.said, self.results) for extract in group.extracts for key in extract.numbers)
+
 
 def build_index(conversation: Conversation) -> GroundingIndex:
     """Build a conversation's index; use ``conversation.grounding_index``, which caches it."""
@@ -286,42 +291,15 @@ def _sibling_unit(args: Any, path: str) -> str | None:
 #: Name words of the field that ends a span of time, and of the one that starts it.
 _END_WORDS = frozenset({"end", "ends", "until", "finish", "stop", "to"})
 _START_WORDS = frozenset({"start", "starts", "begin", "begins", "from"})
-#: A date and time as tools return them ("2025-04-16T15:00:00-05:00"): a returned event's bounds.
-_RETURNED_TIME = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d)?(?:Z|[+-]\d\d:?\d\d)?")
 
 
-def _end_after_start(leaf: _Leaf, ctx: CheckContext) -> tuple[int | None, str] | None:
-    """``end: 13:30`` beside ``start: 12:30`` for "lunch at 12:30, an hour": the end of a span that
-    is its start (a sibling field) plus a length the user stated, or plus the length a returned
-    event has ("push the dentist to 4:30" keeps its 45 minutes). The start is grounded on its own."""
-    if not isinstance(leaf.value, str) or not _END_WORDS & set(name_words(leaf.name).split()):
-        return None
-    end = parse_temporal(leaf.value)
-    node = _siblings(ctx.args, leaf.path)
-    if end is None or end.time is None or node is None:
+def _span_start(leaf: _Leaf, args: Any) -> str | None:
+    """The value of the one sibling field that starts the span a leaf ends (``start`` beside
+    ``end``); None for a leaf that ends nothing, or none or several starts."""
+    if not isinstance(leaf.value, str) or not _END_WORDS & set(name_words(leaf.name).split()) or (node := _siblings(args, leaf.path)) is None:
         return None
     starts = [v for k, v in node.items() if isinstance(v, str) and _START_WORDS & set(name_words(str(k)).split())]
-    start = parse_temporal(starts[0]) if len(starts) == 1 else None
-    if start is None or start.time is None or (start.date is None) != (end.date is None):
-        return None
-    day = date(2000, 1, 1)
-    seconds = (datetime.combine(end.date or day, end.time) - datetime.combine(start.date or day, start.time)).total_seconds()
-    if not 0 < seconds <= 86_400:
-        return None
-    if stated := stated_length(seconds, ctx.conversation.said_texts):
-        return stated[0], f"{starts[0]} plus {stated[1]} -> {leaf.value}"
-    for index, text in ctx.conversation.tool_texts:
-        times = [t for t in map(_returned_time, _RETURNED_TIME.findall(text[:20_000])[:200]) if t is not None]
-        if any(b.tzinfo == a.tzinfo and (b - a).total_seconds() == seconds for a, b in zip(times, times[1:])):
-            return index, f"{starts[0]} plus the length of the returned event ({seconds / 60:g} min) -> {leaf.value}"
-    return None
-
-
-def _returned_time(text: str) -> datetime | None:
-    try:
-        return datetime.fromisoformat(text.replace(" ", "T").replace("Z", "+00:00"))
-    except ValueError:  # "2025-13-45T99:00": no time
-        return None
+    return starts[0] if len(starts) == 1 else None
 
 
 def _parent_key(path: str) -> str:
@@ -478,7 +456,7 @@ def _search(probe: _Probe, group: _Group, cutoff: float, strict: bool = False) -
     for form in probe.inflected:
         if (pos := hay.find(f" {form} ")) >= 0:
             return group.match_at(pos + 1, form)
-    if _unspaced(probe.text) and (pos := hay.find(probe.text)) >= 0:
+    if len(probe.text) > 1 and unspaced(probe.text) and (pos := hay.find(probe.text)) >= 0:
         return group.match_at(pos, probe.text)  # "東京" in "東京から新大阪まで": no spaces mark the words
     if probe.temporal is not None and (found := probe.temporal.search(hay)):
         return group.match_at(found[0].start(), " ".join(m.group(0) for m in found))
@@ -496,17 +474,6 @@ def _search(probe: _Probe, group: _Group, cutoff: float, strict: bool = False) -
             start = hit.dest_start + len(span) - len(span.lstrip())
             return group.match_at(start, span.strip(), hit.score / 100)
     return None
-
-
-#: Chinese and Japanese characters and Korean syllables: scripts that write words without spaces
-#: around them ("東京から", "서울에서").
-_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]{2,}")
-
-
-def _unspaced(text: str) -> bool:
-    """Whether a value is written in a script without spaces between words, two characters or more:
-    then it is found inside a longer run of them, as a reader of that script finds it."""
-    return bool(text) and all(_UNSPACED.fullmatch(part) for part in text.split())
 
 
 #: How sure a match of clipped words is: less than a strict search asks for.
@@ -565,8 +532,8 @@ def _ground_lexically(leaf: _Leaf, index: GroundingIndex, ctx: CheckContext) -> 
         description = f"{description} {told}".strip()  # "amount is in the smallest currency unit (cents)"
     if numbered := _numbered(leaf):
         return GroundingMatch("derived", None, numbered, 1.0)
-    if length := _end_after_start(leaf, ctx):
-        return GroundingMatch("derived", length[0], length[1], 1.0)
+    if (start := _span_start(leaf, ctx.args)) and (length := span_end(leaf.value, start, ctx.conversation.said_texts, ctx.conversation.tool_texts)):
+        return GroundingMatch("computed", length[0], length[1], 1.0)
     if unit := _sibling_unit(ctx.args, leaf.path):
         description = f"{description} (in {unit})"  # "quantity": 170 beside "unit": "g"
     if derived := derive(leaf.value, leaf.name, ctx.conversation.said_texts, description=description, today=index.today):
@@ -663,7 +630,8 @@ def check(ctx: CheckContext) -> list[Finding]:
     lookup = kind_of_tool(ctx.spec) == "read" if ctx.spec is not None else False
     for leaf, skipped in entries:
         risk = risk_of(
-            leaf.name, leaf.schemas, leaf.value, index.said.haystack, index.results.haystack, parent=_parent_key(leaf.path), lookup=lookup
+            leaf.name, leaf.schemas, leaf.value, index.said.haystack, index.results.haystack,
+            parent=_parent_key(leaf.path), lookup=lookup, numbers=index.numbers,
         )
         evidence = {"searched": searched, "risk": risk.level, "risk_reason": risk.reason}
         if isinstance(skipped, SemanticSkip):

@@ -54,7 +54,7 @@ import phonenumbers
 import pycountry
 import simpleeval
 
-from guard.lexicon import DATE_LANGUAGES, STOPWORDS
+from guard.lexicon import DATE_LANGUAGES, SCRIPT_LANGUAGES, STOPWORDS, unspaced
 from guard.normalise import normalise_text, number_words, numbers_in, parse_number
 from guard.text import quoted_pattern, quoted_text
 
@@ -173,18 +173,19 @@ def unit_field(text: str) -> Any | None:
 _NOT_UNITS = frozenset({"are", "point", "points", "tex", "barn", "barns", "mil", "pt", "min.", "rad", "sr", "one"})
 
 
-def quantities(text: str) -> tuple[Quantity, ...]:
+def quantities(text: str, articles: bool = False) -> tuple[Quantity, ...]:
     """Every quantity with a unit that ``text`` says, longest reading of each unit first, then
-    each run of quantities of one kind ("5 feet 10 inches") added up as one more."""
-    return _quantities(text[:_CACHED_TEXT])
+    each run of quantities of one kind ("5 feet 10 inches") added up as one more. An article
+    alone ("give me a minute") counts only with ``articles`` (an event's length: "at 12:30, an hour")."""
+    return _quantities(text[:_CACHED_TEXT], articles)
 
 
 @lru_cache(maxsize=512)
-def _quantities(text: str) -> tuple[Quantity, ...]:
-    return _read_quantities(text)
+def _quantities(text: str, articles: bool) -> tuple[Quantity, ...]:
+    return _read_quantities(text, articles)
 
 
-def _read_quantities(text: str) -> tuple[Quantity, ...]:
+def _read_quantities(text: str, keep_articles: bool = False) -> tuple[Quantity, ...]:
     found: list[Quantity] = []
     for m in _QUANTITY.finditer(text):
         number = _float(m[1].replace(",", ""))
@@ -221,7 +222,7 @@ def _read_quantities(text: str) -> tuple[Quantity, ...]:
     found.sort(key=lambda q: q.start)
     compounds = _compounds(found, text)
     # "give me a minute", "in a second": an article alone says no amount anyone would convert
-    return (*(q for q in found if q.start not in articles), *compounds, *halves)
+    return (*(q for q in found if keep_articles or q.start not in articles), *compounds, *halves)
 
 
 def _with_unit(number: float, words: str, start: int, unit_start: int) -> Quantity | None:
@@ -601,9 +602,9 @@ def foreign_language_names(tag: str) -> re.Pattern[str] | None:
     if len(base) == 3 and (lang := pycountry.languages.get(alpha_3=base)) is not None:
         base = getattr(lang, "alpha_2", base)
     names = {normalise_text(babel.Locale(language).languages.get(base, "")) for language in DATE_LANGUAGES[1:]} - {""}
-    latin = sorted(re.escape(n) for n in names if n.isascii() or ord(max(n)) < 0x2E80)
-    other = sorted(re.escape(n) for n in names if n not in latin and not (n.isascii() or ord(max(n)) < 0x2E80))
-    parts = ([rf" (?:{'|'.join(latin)})[a-z]{{0,2}} "] if latin else []) + (["|".join(other)] if other else [])
+    spaced = sorted(re.escape(n) for n in names if not unspaced(n))  # a word between spaces, inflected ("englische")
+    inside = sorted(re.escape(n) for n in names if unspaced(n))  # inside a run of characters ("英語に")
+    parts = ([rf" (?:{'|'.join(spaced)})[a-z]{{0,2}} "] if spaced else []) + (["|".join(inside)] if inside else [])
     return re.compile("|".join(parts)) if parts else None
 
 
@@ -632,9 +633,7 @@ def language_code(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
-#: Scripts that say which language a text is in (one language each among the common ones).
-_SCRIPTS = (("korean", re.compile(r"[\uac00-\ud7af]")), ("japanese", re.compile(r"[\u3040-\u30ff]")),
-            ("chinese", re.compile(r"[\u4e00-\u9fff]")), ("hindi", re.compile(r"[\u0900-\u097f]")))
+_SCRIPTS = tuple((language, re.compile(f"[{chars}]")) for language, chars in SCRIPT_LANGUAGES)
 
 
 def _written_in(message: str) -> str | None:
@@ -1190,12 +1189,13 @@ class Span:
     every: bool
 
 
-def stated_spans(texts: Iterable[str], max_minutes: int, limit: int = 16) -> list[Span]:
+def stated_spans(texts: Iterable[str], max_minutes: int, limit: int = 16, articles: bool = False) -> list[Span]:
     """The lengths of time the texts state ("a 45-minute meeting", "every 8 hours", "the last 6
-    hours"), in whole minutes from 1 to ``max_minutes``; at most ``limit``, eight a text."""
+    hours"; "an hour" with ``articles``), in whole minutes from 1 to ``max_minutes``; at most
+    ``limit``, eight a text."""
     found: list[Span] = []
     for text in texts:
-        for q in itertools.islice(quantities(text), 8):
+        for q in itertools.islice(quantities(text, articles), 8):
             minutes = in_unit(q, "minute")
             if minutes is not None and 1 <= minutes <= max_minutes and float(minutes).is_integer():
                 found.append(Span(int(minutes), q.words, text[: q.start].rstrip().lower().endswith("every")))

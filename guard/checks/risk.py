@@ -16,7 +16,7 @@ returns one of three levels with the reason; the grounding check turns it into t
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
@@ -24,7 +24,7 @@ from typing import Any, Literal
 from guard.checks.measures import in_order
 from guard.checks.relevance import stem
 from guard.lexicon import STOPWORDS
-from guard.normalise import normalise_text, numbers_in, parse_temporal
+from guard.normalise import normalise_text, number_key, parse_temporal
 from guard.registry import name_words
 
 Level = Literal["consequential", "ordinary", "derivable"]
@@ -126,14 +126,16 @@ class Risk:
 
 
 def risk_of(
-    name: str, schemas: Iterable[dict[str, Any]], value: Any, said: str = "", results: str = "", parent: str = "", lookup: bool = False
+    name: str, schemas: Iterable[dict[str, Any]], value: Any, said: str = "", results: str = "", parent: str = "", lookup: bool = False,
+    numbers: Collection[int | float] = frozenset(),
 ) -> Risk:
     """What is at stake if ``value`` for parameter ``name`` (described by ``schemas``) was invented;
     ``said`` is what the user and system said, ``results`` what earlier tools returned (a summary
     or a message must echo them to count as derivable: the e-mail reporting a booking);
     ``parent`` the key of the object the parameter sits in (``order_by`` for ``order_by.column``);
     ``lookup`` whether the tool only reads (its name's verb: get, search, list), whose page size
-    the model may choose."""
+    the model may choose; ``numbers`` the numbers said or returned, as ``normalise.number_key``
+    writes them (the grounding index's: "100k" gives 100000)."""
     schemas = [s for s in schemas if isinstance(s, dict)]
     named = name_words(name).split()
     words = set(named)
@@ -157,7 +159,7 @@ def risk_of(
         _EMAIL_LIKE.fullmatch(value.strip()) or (_IDENTIFIER_LIKE.fullmatch(value.strip()) and parse_temporal(value.strip()) is None and not _QUANTITY.fullmatch(value.strip()))
     ):  # a date or time ("2024-06-16T12:00:00-07:00") and a quantity ("90s") are no identifiers
         return Risk("consequential", "the value looks like an identifier: it must be stated or come from a tool result")
-    if composed and _CODE_SHAPE.search(value) and _program_grounded(value, said, results) and _numbers_found(value, said, results):
+    if composed and _CODE_SHAPE.search(value) and _program_grounded(value, said, results) and _numbers_found(value, numbers):
         return Risk("derivable", "text in a program's syntax (code, an edit to a file): every name and number it holds was said or returned")
     sized = lookup and words & _COUNT_WORDS and any("default" in s or "maximum" in s for s in schemas)
     if isinstance(value, (int, float)) and not isinstance(value, bool) and (words & _DERIVABLE_WORDS or sized):
@@ -166,7 +168,7 @@ def risk_of(
         return Risk("ordinary", "the user stated another number for this parameter; a different one contradicts it")
     if composed and words & _DESCRIPTIVE_WORDS and _echoes(value, said, results) and not _points(value):
         return Risk("derivable", "descriptive text in the model's words, echoing what was said or returned")
-    if isinstance(value, str) and words & _QUERY_WORDS and _literals_said(value, said, results):
+    if isinstance(value, str) and words & _QUERY_WORDS and _literals_said(value, said, results, numbers):
         return Risk("derivable", "a query in the tool's own syntax whose values were said or returned")
     if composed and words & _PATTERN_WORDS and _echoes(value, said, results):
         return Risk("derivable", "a search pattern in the tool's syntax around words that were said or returned")
@@ -273,18 +275,11 @@ def _numbered_parts_found(name: str, said: str, results: str) -> bool:
     return bool(numbered) and all(_found(part, said, results) for part in numbered)
 
 
-def _numbers_found(value: str, said: str, results: str = "") -> bool:
-    """Whether every number of two digits or more in a text was said or returned, as written or
-    in another form ("60" for "60s", "100000" for "100k")."""
-    wanted = {float(n) for n in re.findall(r"(?<![\w.])\d{2,}(?:\.\d+)?(?![\w.])", value[:4_000])}
-    return not wanted or wanted <= _said_numbers(said) | _said_numbers(results)
-
-
-@lru_cache(maxsize=8)
-def _said_numbers(text: str) -> frozenset[float]:
-    """The numbers a text states, in each form it may be read in (``normalise.numbers_in``): in its
-    first and last 10,000 characters (the request and the latest turns; ~25 ms at most)."""
-    return frozenset(float(n) for n in numbers_in(text if len(text) <= 20_000 else f"{text[:10_000]} {text[-10_000:]}"))
+def _numbers_found(value: str, numbers: Collection[int | float]) -> bool:
+    """Whether every number of two digits or more in a text is among ``numbers``, those said or
+    returned in any form ("60" for "60s", "100000" for "100k")."""
+    wanted = {number_key(float(n)) for n in re.findall(r"(?<![\w.])\d{2,}(?:\.\d+)?(?![\w.])", value[:4_000])}
+    return wanted <= set(numbers)
 
 
 _CODE = re.compile(r"[A-Z]{3,5}")
@@ -330,14 +325,14 @@ def _normalised(text: str) -> str:
     return f" {normalise_text(text)} " if text else " "
 
 
-def _literals_said(value: str, said: str, results: str = "") -> bool:
+def _literals_said(value: str, said: str, results: str = "", numbers: Collection[int | float] = frozenset()) -> bool:
     """Whether the values a query searches for ("Initech" in ``Account.Name = 'Initech'``, "The
     Killers" in ``artist:The Killers``) were mostly said or returned: half of their content-word
     stems or more, with at least one."""
     literals = " ".join(next(g for g in m.groups() if g is not None) for m in _QUERY_LITERALS.finditer(value[:2_000]))
     own = _stems(literals)
     known = _stems(said) | _stems(results)
-    found = {w for w in own if w in known or (w.isdigit() and float(w) in _said_numbers(said) | _said_numbers(results))}
+    found = {w for w in own if w in known or (w.isdigit() and int(w) in numbers)}
     return bool(own) and 2 * len(found) >= len(own)
 
 

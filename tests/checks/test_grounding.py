@@ -479,6 +479,8 @@ def test_an_end_is_its_start_plus_the_length_stated_or_the_length_the_event_had(
     today = {"role": "system", "content": "Today is Wednesday, June 11, 2025."}
     ask = {"role": "user", "content": "Put lunch with Priya on my calendar next Tuesday at 12:30, an hour."}
     assert flagged({"title": "Lunch with Priya", "start": "2025-06-17T12:30:00", "end": "2025-06-17T13:30:00"}, [today, ask]) == []
+    longer = {"role": "user", "content": "Put lunch with Priya on my calendar next Tuesday at 12:30 for 1.5 hours."}
+    assert flagged({"title": "Lunch with Priya", "start": "2025-06-17T12:30:00", "end": "2025-06-17T14:00:00"}, [today, longer]) == []
     # Everyday negatives: another length than the one said; no length said; an end before its start
     assert flagged({"title": "Lunch with Priya", "start": "2025-06-17T12:30:00", "end": "2025-06-17T14:00:00"}, [today, ask]) == ["$.end"]
     plain = {"role": "user", "content": "Put lunch with Priya on my calendar next Tuesday at 12:30."}

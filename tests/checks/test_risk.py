@@ -379,7 +379,23 @@ def test_a_question_put_to_a_tool_and_a_selector_echo_what_was_said(name, value,
     ],
 )
 def test_code_an_edit_or_a_query_in_a_tools_syntax_is_derivable_when_its_names_and_numbers_were_said(name, schema, value, said, level):
-    assert risk_of(name, [{"type": "string", **schema}], value, said).level == level
+    from guard.normalise import numbers_in
+
+    numbers = frozenset(numbers_in(said))  # as the grounding index reads them
+    assert risk_of(name, [{"type": "string", **schema}], value, said, numbers=numbers).level == level
+
+
+def test_the_grounding_check_gives_the_risk_reading_the_numbers_it_indexed() -> None:
+    tools = [{"name": "str_replace", "description": "Replace old_str with new_str in a file.", "parameters": {"type": "object", "properties": {
+        "path": {"type": "string"}, "old_str": {"type": "string"}, "new_str": {"type": "string"}}}}]
+    said = [{"role": "user", "content": "bump the http client timeout in config/settings.py to 60s"}]
+    args = {"path": "config/settings.py", "old_str": "HTTP_TIMEOUT = 30", "new_str": "REQUEST_TIMEOUT = 60"}
+    decision = Guard(tools).check({"name": "str_replace", "args": args, "id": "c1"}, said)
+    assert {f.path: f.evidence["risk"] for f in decision.findings if f.category.value == "ungrounded_value"} == {
+        "$.old_str": "ordinary", "$.new_str": "derivable"}  # 60 was said ("60s"); the old text nobody showed
+    args["new_str"] = "REQUEST_TIMEOUT = 90"
+    decision = Guard(tools).check({"name": "str_replace", "args": args, "id": "c1"}, said)
+    assert {f.path: f.evidence["risk"] for f in decision.findings if f.category.value == "ungrounded_value"}["$.new_str"] == "ordinary"
 
 
 @pytest.mark.parametrize(
