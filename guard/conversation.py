@@ -16,7 +16,7 @@ from datetime import MAXYEAR, MINYEAR, datetime
 from functools import cached_property, lru_cache
 from typing import Any, Literal
 
-from guard.lexicon import foreign_month_number, MONTH_NUMBER, MONTH_PATTERN, WEEKDAY_OR_SHORT_PATTERN
+from guard.lexicon import MONTH_NUMBER, MONTH_PATTERN, WEEKDAY_OR_SHORT_PATTERN, foreign_month_number
 from guard.models import ToolCall
 
 Role = Literal["system", "user", "assistant", "tool"]

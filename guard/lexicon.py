@@ -49,14 +49,24 @@ def foreign_month_number() -> dict[str, int]:
     "giugno", "czerwca"), for the date a system prompt states in its own language ("Hoy es lunes
     2 de junio de 2025"). A table apart from ``MONTH_NUMBER``, whose English readers would take
     "mars" or "mai" for a month; read at first use (babel loads its tables then)."""
+    names: dict[str, int] = {}
+    for language in DATE_LANGUAGES[1:]:
+        for name, number in _month_names(language).items():
+            if all(ch.isascii() or (ch.isalpha() and ord(ch) < 0x250) for ch in name):
+                names.setdefault(name, number)
+    return names
+
+
+@lru_cache(maxsize=None)
+def _month_names(language: str) -> dict[str, int]:
+    """One language's month names, written and standing alone (babel's CLDR tables), lower-case
+    -> the month's number: the one reading both tables above and below are made of."""
     from babel.dates import get_month_names
 
     names: dict[str, int] = {}
-    for language in DATE_LANGUAGES[1:]:
-        for context in ("format", "stand-alone"):
-            for number, name in get_month_names("wide", locale=language, context=context).items():
-                if all(ch.isascii() or (ch.isalpha() and ord(ch) < 0x250) for ch in name):
-                    names.setdefault(name.lower(), number)
+    for context in ("format", "stand-alone"):
+        for number, name in get_month_names("wide", locale=language, context=context).items():
+            names.setdefault(name.lower(), number)
     return names
 
 
@@ -67,12 +77,11 @@ def foreign_date_words() -> dict[str, frozenset[str]]:
     days either side ("mañana", "demain", "sabato", "내일", "明天"). A text is read for dates in a
     language only when it holds one of them: reading every text in every language costs seconds."""
     from babel import Locale
-    from babel.dates import get_day_names, get_month_names
+    from babel.dates import get_day_names
 
     out: dict[str, frozenset[str]] = {}
     for language in DATE_LANGUAGES[1:]:
-        names = [*get_month_names("wide", locale=language).values(), *get_day_names("wide", locale=language).values(),
-                 *get_month_names("wide", locale=language, context="stand-alone").values()]
+        names = [*_month_names(language), *get_day_names("wide", locale=language).values()]
         try:  # babel keeps the relative day names in its locale data only
             names += list(Locale(language)._data["date_fields"]["day"]["relative"].values())
         except (KeyError, AttributeError, TypeError):
