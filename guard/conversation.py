@@ -179,6 +179,14 @@ _NOW_IS = re.compile(
     re.IGNORECASE,
 )
 
+#: A date with its clock time where a message gives today's date: "Today is Thursday, 2026-03-12,
+#: 14:05 UTC", "Current date and time: 2026-03-12T14:05:00Z" (the minutes are needed: a bare
+#: number after a date is no clock).
+_DATED_NOW = re.compile(
+    r"\b(?:today is|current date(?: and time)?:?|date and time:?|the date is)\s+(?:[A-Za-z]+,?\s+)?\d{4}-\d\d-\d\d(?:,\s*|\s+|t)(\d{1,2}):(\d{2})(?::\d\d)?\s*([ap]\.?m\.?)?",
+    re.IGNORECASE,
+)
+
 
 @lru_cache(maxsize=64)
 def stated_now(text: str) -> tuple[datetime, str] | None:
@@ -186,7 +194,7 @@ def stated_now(text: str) -> tuple[datetime, str] | None:
     ("it's 9:10am", "it's 14:05 UTC") and a date written in the same message ("on Tuesday 12
     Nov 2024"); None when either is missing. Read in the message's first 4,096 characters."""
     text = text[:4_096]
-    if (clock := _NOW_IS.search(text)) is None or (day := stated_date(text)) is None:
+    if ((clock := _NOW_IS.search(text)) is None and (clock := _DATED_NOW.search(text)) is None) or (day := stated_date(text)) is None:
         return None
     hour, minute, half = int(clock[1]), int(clock[2] or 0), (clock[3] or "").lower()[:1]
     if hour > 23 or minute > 59 or (half and not 1 <= hour <= 12):

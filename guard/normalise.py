@@ -469,6 +469,12 @@ _DAY_PART = {
     **dict.fromkeys(range(17, 24), rf"tonight|{_PART_OF}(?:evening|night)"),
 }
 
+#: The parts of the day a range may end in at each hour: a morning "9 to 12", an afternoon "2 to 5"
+#: or "1 to 6", an evening "7 to 11".
+_RANGE_END_PART = {h: "|".join(dict.fromkeys(part for hours, part in (
+    (range(6, 13), rf"{_PART_OF}morning"), (range(13, 19), rf"{_PART_OF}afternoon"), (range(18, 24), rf"tonight|{_PART_OF}(?:evening|night)")
+) if h in hours)) or "(?!)" for h in range(24)}
+
 
 #: Words after a number that make it no hour ("around 2 miles", "at 10 percent").
 _OTHER_UNITS = "miles?|km|kilometers?|meters?|minutes?|mins?|hours?|days?|weeks?|percent|people|persons|kg|lbs?|pounds|dollars|euros"
@@ -501,6 +507,8 @@ def _time_forms(t: time) -> list[str]:
             rf"(?:{part})(?: \S+){{1,8}}? (?:at|around|about|like) {hour}{minutes}{not_other}(?! (?:\S+ )?(?:{_OTHER_UNITS}))",
             rf"{hour}{minutes}(?: o clock)?(?= (?:{part}))",
             rf"{hour}{minutes}(?= (?:to|until|till|and) \S+(?: \S+)? (?:{part})(?!\S))",
+            # the end of a range after the part of the day: "friday afternoon 2 to 5", "this morning from 9 till 12"
+            rf"(?:{_RANGE_END_PART[t.hour]})(?: \S+){{0,3}}? (?:from |between )?\d{{1,2}}(?: \d\d)? (?:to|until|till|and) {hour}{minutes}{not_other}(?! (?:\S+ )?(?:{_OTHER_UNITS}))",
         ]
     if t.minute in _QUARTERS and not t.second:
         # "quarter to seven", "half past 6 pm", "a quarter after nine": the hour they count from

@@ -62,6 +62,13 @@ def test_the_moment_a_message_says_it_is_now():
     assert stated_now("It's 9:10am, remind me in 20 min") is None  # no date said
     assert stated_now("we are 4 of us, it's 4 of us on 12 Nov 2024") is None  # "4 of us" is no clock
     assert stated_now("x " * 3_000 + "It's 9:10am on Tuesday 12 Nov 2024") is None  # past the first 4,096 characters
+    # a system prompt's date with its clock time
+    assert stated_now("Today is Thursday, 2026-03-12, 14:05 UTC.")[0] == datetime(2026, 3, 12, 14, 5)
+    assert stated_now("Current date and time: 2026-03-12T14:05:00Z")[0] == datetime(2026, 3, 12, 14, 5)
+    # Everyday negatives: a date with no clock, a number after a date that is no clock, a date in another sentence's clause
+    assert stated_now("Today is 2026-03-12. Book 2 seats.") is None
+    assert stated_now("Today is 2026-03-12 12 people are coming") is None
+    assert stated_now("The invoice of 2026-03-12, 14:05 is paid") is None
 
 
 def test_today_and_now_are_read_as_people_type_them():

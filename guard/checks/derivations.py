@@ -1235,11 +1235,30 @@ def _place_with_country(value: object, ctx: Context) -> Derivation | None:
     if not isinstance(value, str) or "," not in value:
         return None
     parts = [p.strip() for p in value.split(",") if p.strip()]
-    said = [(p, _said_phrase(p, ctx)) for p in parts]
+    said = [(p, _said_phrase(p, ctx) if (by := _said_by_initials(p, ctx)) is None else by) for p in parts]
     places = [index for p, index in said if index is not None and normalise_text(p) not in _COUNTRY_OF]
     if len(parts) < 2 or not places or any(i is None and not _qualifies_place(p) for p, i in said):
         return None
     return places[0], f"{parts[0]} with its country or region -> {value}"
+
+
+def _said_by_initials(name: str, ctx: Context) -> int | None:
+    """Where the user wrote a name of two to four capitalised words by its initials, in capitals
+    ("SF" for San Francisco, "LA" for Los Angeles, "NYC" for New York City): the message index."""
+    words = name.split()
+    if not 2 <= len(words) <= 4 or not all(w[:1].isupper() and w.isalpha() for w in words):
+        return None
+    initials = "".join(w[0] for w in words)
+    pattern = re.compile(rf"(?<![A-Za-z]){initials}(?![A-Za-z])")
+    return next((i for i, text in ctx.said if pattern.search(text[:_READ])), None)
+
+
+def _initials_expanded(value: object, ctx: Context) -> Derivation | None:
+    """``city: "San Francisco"`` from "thai food in SF", ``"New York City"`` from "NYC": a name the
+    user wrote by its initials, in full."""
+    if not isinstance(value, str) or (index := _said_by_initials(value.strip(), ctx)) is None:
+        return None
+    return index, f"{''.join(w[0] for w in value.split())} -> {value}"
 
 
 def _place_before_name(value: object, ctx: Context) -> Derivation | None:
@@ -1356,6 +1375,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _gender,
     _country,
     _place_with_country,
+    _initials_expanded,
     _place_before_name,
     _colour_hex,
     *measures.RULES,

@@ -740,6 +740,38 @@ def airport_name(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
+def airport_written(value: object, ctx: Context) -> Derivation | None:
+    """``dropoff: "JFK Airport"`` where the user said JFK, ``"Heathrow Airport"`` for "a cab to
+    heathrow": an airport the user named by its code or its own name, written with the words that
+    say it is an airport ("Airport", "International")."""
+    if not isinstance(value, str) or len(value) > 80:
+        return None
+    words = normalise_text(value).split()
+    rest = [w for w in words if w not in _AIRPORT_KINDS]
+    if not rest or len(rest) == len(words):
+        return None
+    code = value.split()[0] if len(rest) == 1 and re.fullmatch(r"[A-Z]{3}", value.split()[0]) else None
+    if code is not None and code in _airport_table():
+        pattern = re.compile(rf"(?<![A-Za-z]){code}(?![A-Za-z])")
+        found = next((i for i, text in ctx.said if pattern.search(text[:_CACHED_TEXT])), None)
+        return (found, f"{code} -> {value}") if found is not None else None
+    name = " ".join(rest)
+    if name not in _airport_names():
+        return None
+    for index, text in ctx.normalised:
+        if f" {name} " in text:
+            return index, f"{name} -> {value}"
+    return None
+
+
+@_once
+def _airport_names() -> frozenset[str]:
+    """Every name a traveller calls an airport by (``_airports``), its city's aside: "heathrow",
+    "john f kennedy", "o hare"."""
+    cities = {normalise_text(a.get("city") or "") for a in _airport_table().values()}
+    return frozenset(n for names in _airports().values() for n in names if n not in cities)
+
+
 # --- the country of a place -----------------------------------------------------------------------
 
 
@@ -1450,6 +1482,6 @@ def warm() -> None:
 
 
 RULES = (
-    converted_quantity, bare_temperature, unit_symbol, currency_name, minor_units, language_code, airport_code, airport_name, ticker_symbol, country_of_place, region_code, time_zone, periods_per_year, per_period, arithmetic,
+    converted_quantity, bare_temperature, unit_symbol, currency_name, minor_units, language_code, airport_code, airport_name, airport_written, ticker_symbol, country_of_place, region_code, time_zone, periods_per_year, per_period, arithmetic,
     difference_or_sum, count_times_quantity, quantity_text, holiday, phone_number,
 )

@@ -56,6 +56,7 @@ _DERIVABLE_WORDS = frozenset(
     speed velocity acceleration temperature pressure energy power force frequency angle delay
     interval rate ratio percentage percent score rating level severity intensity priority scale
     factor threshold growth degree degrees limit page results lines rows entries
+    line offset timeout period window seconds secs minutes mins hours days ms ttl
     """.split()
 )
 #: Parameter words that name how many results a lookup shows when the schema bounds or defaults
@@ -113,6 +114,17 @@ _IDENTIFIER_LIKE = re.compile(r"(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[A-Za-z0-9][\w.:/@
 #: A quantity written with its unit ("40m", "2.5km", "90s", "15 min"): a measure, not an identifier.
 _QUANTITY = re.compile(r"\d+(?:\.\d+)?\s?(?:[a-zA-Zµ°]{1,3}|min|mins|hrs|sec|secs)")
 _EMAIL_LIKE = re.compile(r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}")
+#: A spreadsheet range in A1 notation, with its sheet or not: "A1:C1", "Sheet1!B2:B20", "'Q3 plan'!A:A".
+_A1_RANGE = re.compile(r"(?:(?:'[^'\n]{1,100}'|[\w ]{1,100})!)?\$?[A-Z]{1,3}\$?\d{0,7}(?::\$?[A-Z]{1,3}\$?\d{0,7})?")
+#: Parameter words naming a place in a sheet.
+_RANGE_WORDS = frozenset({"range", "ranges", "cell", "cells", "a1"})
+#: A time window in a tool's relative syntax: "1 week ago", "now-1h", "-24h", "15m", "7d", "last 3 days".
+_RELATIVE = re.compile(
+    r"(?:now\s*-\s*|-|(?:last|past)\s+)?(\d{1,4})\s*(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|wks?|weeks?|mo|months?|y|yrs?|years?)(?:\s+ago)?",
+    re.IGNORECASE,
+)
+#: The words that name each unit of ``_RELATIVE`` in a request ("the past hour", "this week", "since yesterday").
+_WINDOW_UNITS = {"s": ("second",), "m": ("minute",), "h": ("hour",), "d": ("day", "yesterday"), "w": ("week",), "mo": ("month",), "y": ("year",)}
 
 
 @dataclass(frozen=True)
@@ -155,13 +167,19 @@ def risk_of(
     measure = (words | described) & _DERIVABLE_WORDS
     if isinstance(value, str) and measure and _QUANTITY.fullmatch(value.strip()) and not _number_stated_for(words, said):
         return Risk("derivable", "a measure with its unit (a duration, a distance) a model may compute, convert or estimate")
+    if isinstance(value, str) and words & _RANGE_WORDS and _A1_RANGE.fullmatch(value.strip()):
+        return Risk("derivable", "a range of cells in A1 notation, which the model works out from the layout described")
+    if isinstance(value, str) and _window_said(value.strip(), said):
+        return Risk("derivable", "a time window in the tool's relative syntax over a span of the unit the user named ('the past hour': now-1h)")
     if isinstance(value, str) and (
         _EMAIL_LIKE.fullmatch(value.strip()) or (_IDENTIFIER_LIKE.fullmatch(value.strip()) and parse_temporal(value.strip()) is None and not _QUANTITY.fullmatch(value.strip()))
     ):  # a date or time ("2024-06-16T12:00:00-07:00") and a quantity ("90s") are no identifiers
         return Risk("consequential", "the value looks like an identifier: it must be stated or come from a tool result")
     if composed and _CODE_SHAPE.search(value) and _program_grounded(value, said, results) and _numbers_found(value, numbers):
         return Risk("derivable", "text in a program's syntax (code, an edit to a file): every name and number it holds was said or returned")
-    sized = lookup and words & _COUNT_WORDS and any("default" in s or "maximum" in s for s in schemas)
+    sized = (lookup and words & _COUNT_WORDS and any("default" in s or "maximum" in s for s in schemas)) or (
+        "count" in words and words & {"max", "maximum"}  # "max_count": a cap on what a lookup returns, not a count of things
+    )
     if isinstance(value, (int, float)) and not isinstance(value, bool) and (words & _DERIVABLE_WORDS or sized):
         if not _number_stated_for(words, said):
             return Risk("derivable", "a measure or rating a model may compute, convert or estimate")
@@ -179,6 +197,8 @@ def risk_of(
         return Risk("derivable", "the name of one of the API's own fields: it shapes the answer and carries no user data")
     if isinstance(value, str) and _abbreviates(value.strip(), said, results):
         return Risk("derivable", "a code abbreviating a name that was said or returned ('AAPL' for Apple, 'NYC' for New York City)")
+    if isinstance(value, str) and _unclipped(value.strip(), said):
+        return Risk("derivable", "the full form of a word the user clipped ('tech': technology, 'info': information)")
     return Risk("ordinary", "a value the user would normally state")
 
 
@@ -253,7 +273,7 @@ def _program_grounded(value: str, said: str, results: str = "") -> bool:
             if "{" in quoted or "%" in quoted:
                 continue  # a template the program prints ("Final balance: ${final:,.2f}"): its words are the model's
             if re.fullmatch(r"\S+", quoted):  # one word: a name, a file, a column, said as it is
-                if not _found(quoted, said, results):
+                if "*" not in quoted and not _found(quoted, said, results):  # a glob ('*.py') is syntax, as unquoted
                     return False
                 continue
             own = _stems(quoted)
@@ -304,6 +324,38 @@ def _abbreviates(value: str, said: str, results: str = "") -> bool:
         n = len(code)
         if any("".join(w[0] for w in words[i : i + n]) == code for i in range(len(words) - n + 1) if words[i][0] == code[0]):
             return True
+    return False
+
+
+def _window_said(value: str, said: str) -> bool:
+    """Whether a value is a time window in a tool's relative syntax ("now-1h", "1 week ago", "24h")
+    over a unit the user named ("in the past hour", "this week", "since yesterday"): how far back
+    to look is the model's reading of the request, as a date computed from it would be."""
+    if not said:
+        return False
+    if value.lower() in ("now", "now()"):  # the end of a window back from now ("the last 30 minutes")
+        return bool(set(_words_of(said)) & {"now", "last", "past", "current", "currently", "latest", "recent", "recently"})
+    m = _RELATIVE.fullmatch(value)
+    if m is None:
+        return False
+    unit = m[2].lower()
+    key = "mo" if unit.startswith("mo") else unit[0]
+    words = set(_words_of(said))
+    return any(w.startswith(name) for w in words for name in _WINDOW_UNITS[key])
+
+
+def _unclipped(value: str, said: str) -> bool:
+    """Whether a one-word value is the full form of a word the user clipped: a said word of four
+    letters or more that starts it ("tech" for technology, "info" for information, "admin" for
+    administrator, "stats" for statistics by its stem "stat"), a stopword never; three letters
+    added at least, so that a misspelt name ("Pariss" for Paris) is no full form."""
+    word = value.lower()
+    if not re.fullmatch(r"[a-z]{5,40}", word):
+        return False
+    for w in set(_words_of(said)):
+        for clip in {w, w[:-1] if w.endswith("s") else w}:
+            if len(clip) >= 4 and clip not in STOPWORDS and len(word) >= len(clip) + 3 and word.startswith(clip):
+                return True
     return False
 
 

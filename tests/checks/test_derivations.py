@@ -863,3 +863,13 @@ def test_an_items_choice_is_read_in_the_lists_own_description() -> None:
     call["args"]["door"] = ["driver", "trunk"]  # no door the list names
     decision = Guard(tools).check(call, [{"role": "user", "content": "Before I head in, lock all the doors please."}])
     assert [f.value for f in decision.findings if f.category is Category.UNGROUNDED_VALUE] == ["trunk"]
+
+
+def test_a_name_the_user_wrote_by_its_initials_in_full() -> None:
+    assert derive("San Francisco", "city", [(0, "any cheap thai places near union square in SF?")]) is not None
+    assert derive("Union Square, San Francisco, CA", "location", [(0, "any cheap thai places near union square in SF?")]) is not None
+    assert derive("New York City", "city", [(0, "hotels in NYC next weekend")]) is not None
+    # Everyday negatives: initials in lower case are a word ("no"), initials nobody wrote, one word is no name of initials
+    assert derive("New Orleans", "city", [(0, "no, not that one")]) is None
+    assert derive("Los Angeles", "city", [(0, "hotels in SF next weekend")]) is None
+    assert derive("Seattle", "city", [(0, "hotels in S next weekend")]) is None

@@ -502,6 +502,16 @@ def test_an_airport_by_its_name_with_its_code_in_brackets() -> None:
     assert derive("Seattle-Tacoma", "location", said("I need to be in Seattle for a conference")) is None
 
 
+def test_an_airport_the_user_named_written_as_an_airport() -> None:
+    assert derive("JFK Airport", "dropoff", said("get me a car from 350 5th Ave to JFK")) is not None
+    assert derive("Heathrow Airport", "destination", said("a cab to heathrow at 6 please")) is not None
+    assert derive("O'Hare International Airport", "dropoff", said("drop me at o'hare")) is not None
+    # Everyday negatives: an airport nobody named, a city's name with "Airport" added, a code in lower case that is a word
+    assert derive("JFK Airport", "dropoff", said("get me a car to the airport")) is None
+    assert derive("Seattle Airport", "dropoff", said("a cab in seattle")) is None
+    assert derive("Leeds Bradford Airport", "destination", said("we fly out next week")) is None
+
+
 def test_a_count_of_things_times_a_quantity_of_each() -> None:
     assert derive(400, "dose_mg", said("just took 2 ibuprofen, the 200mg ones. log it pls")) is not None
     assert derive(15, "weight_kg", said("ship 3 bags of 5 kg")) is not None

@@ -402,7 +402,8 @@ def test_the_grounding_check_gives_the_risk_reading_the_numbers_it_indexed() -> 
     ("name", "description", "value", "said", "level"),
     [
         ("since", "Relative duration, e.g. 30m", "40m", "5xx spike after the 14:02 deploy; it is 14:40 now", "derivable"),
-        ("timeout", "", "90s", "give the job a bit longer than a minute", "ordinary"),  # no measure word: a value the user states
+        ("timeout", "", "90s", "give the job a bit longer than a minute", "derivable"),  # a timeout is a duration
+        ("label", "", "90s", "tag it like the other one", "ordinary"),  # no measure word: a value the user states
         ("distance", "", "5km", "runs of about 3 miles", "derivable"),
         ("duration", "", "45m", "the call's duration is 30 min", "ordinary"),  # the user stated another duration
         ("since", "Relative duration", "v412", "roll back the latest deploy", "consequential"),  # no quantity: an identifier
@@ -410,3 +411,53 @@ def test_the_grounding_check_gives_the_risk_reading_the_numbers_it_indexed() -> 
 )
 def test_a_quantity_with_its_unit_is_a_measure_not_an_identifier(name, description, value, said, level):
     assert risk_of(name, [{"type": "string", "description": description}], value, said).level == level
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "said", "level"),
+    [
+        # a bound, a timeout, a line window or a period the model chooses for a lookup
+        ("max_count", 50, "what changed in ./backend this week?", "derivable"),
+        ("timeout", 30, "what's in /var/log?", "derivable"),
+        ("start_line", 80, "show me the retry code", "derivable"),
+        ("max_minutes", 30, "something quick for dinner?", "derivable"),
+        # everyday negatives: a bound the user stated otherwise, a count of things bought, an amount
+        ("max_minutes", 30, "dinner in under 20 minutes please", "ordinary"),
+        ("quantity", 3, "add milk to the cart", "ordinary"),
+        ("max_price", 15, "batteries please", "consequential"),
+    ],
+)
+def test_a_bound_timeout_or_window_the_model_chooses_is_derivable(name, value, said, level):
+    assert risk_of(name, [{"type": "integer"}], value, said).level == level
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "said", "level"),
+    [
+        ("range", "A1:C1", "put the headers Name, Email, Phone in the first row", "derivable"),
+        ("range", "Sheet1!B2:B20", "sum column B of the first sheet", "derivable"),
+        ("since", "1 week ago", "what changed this week?", "derivable"),
+        ("start", "now-1h", "errors in the past hour", "derivable"),
+        ("window", "15m", "latency over the last 15 minutes", "derivable"),
+        ("end", "now", "error logs from the last 30 minutes", "derivable"),
+        ("end", "now", "book it for march 3", "ordinary"),
+        ("topic", "technology", "latest tech news", "derivable"),
+        ("category", "information", "I need info about parking", "derivable"),
+        # everyday negatives: a cell outside a range parameter, a window of a unit nobody named,
+        # a word that only starts like a said one of three letters, a value nobody clipped
+        ("order_id", "A1", "where is my order?", "consequential"),
+        ("since", "3 months ago", "what changed this week?", "ordinary"),
+        ("topic", "category", "show me a cat video", "ordinary"),
+        ("topic", "sports", "latest tech news", "ordinary"),
+    ],
+)
+def test_a_range_a_relative_window_and_a_clipped_word_in_full_are_derivable(name, value, said, level):
+    assert risk_of(name, [{"type": "string"}], value, said).level == level
+
+
+def test_a_glob_in_a_command_is_syntax_like_an_unquoted_one() -> None:
+    said = "find all python files under src that mention 'TODO'"
+    assert risk_of("command", [{"type": "string"}], "grep -rl 'TODO' src --include='*.py'", said).level == "derivable"
+    # Everyday negatives: a quoted word nobody said, a directory nobody named
+    assert risk_of("command", [{"type": "string"}], "grep -rl 'FIXME' src --include='*.py'", said).level != "derivable"
+    assert risk_of("command", [{"type": "string"}], "grep -rl 'TODO' /opt/app --include='*.py'", said).level != "derivable"
