@@ -25,6 +25,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from guard.checks.relevance import next_part
+
 #: "a specific title", "a certain breed of dog", "some particular city".
 _PICK = re.compile(r"\b(?:a|an|some|one)\s+(?:specific|certain|particular|given)\s+((?:[\w-]+\s+){0,2}?[\w-]+)", re.IGNORECASE)
 #: "my favorite number", "my local field office", "my latitude and longitude", "my research interest".
@@ -46,8 +48,11 @@ _ELSEWHERE = re.compile(
 #: What resolves a reference when it follows closely: a quoted phrase, a parenthesis, a number,
 #: an example, or a name introduced as one ("called Nova").
 _VALUE_AFTER = re.compile(r"""['"‘“(\d=]|\b(?:such as|e\.g\.|for example|like|called|named|titled)\b""", re.IGNORECASE)
-#: How far after a reference its value may follow ("a specific latitude and longitude lat=48.3").
-_WINDOW_WORDS = 8
+#: How far after a reference its value may follow ("a specific latitude and longitude lat=48.3",
+#: "a specific legal document from the Federal Register with the document number 2021-12345"),
+#: within its part of the request (``relevance.next_part``: "also", "then", "and" before a new
+#: verb start another request, whose values are its own).
+_WINDOW_WORDS = 12
 _SENTENCE_END = re.compile(r"[.?!;](?:\s|$)")
 
 
@@ -97,5 +102,6 @@ def _resolved(text: str, end: int) -> bool:
     """Whether a value follows the reference closely, within its sentence."""
     rest = text[end:]
     stop = _SENTENCE_END.search(rest)
-    window = " ".join((rest[: stop.start()] if stop else rest).split()[:_WINDOW_WORDS])
+    rest = rest[: stop.start()] if stop else rest
+    window = " ".join(rest[: next_part(rest)].split()[:_WINDOW_WORDS])
     return bool(_VALUE_AFTER.search(window))

@@ -15,6 +15,10 @@ from guard.checks.references import unresolved
         ("Give me the population for the year Larry requested", "year"),
         ("Define the word discussed in Chinese class earlier", "word"),
         ("List street crimes near my latitude and longitude", "latitude"),
+        # Everyday negatives: the value of the next request, after a comma, "also" or "then", is not this one's
+        ("Open a specific invoice, and send me the total for 2024", "invoice"),
+        ("Find a certain recipe and also convert 200 grams to ounces", "recipe"),
+        ("Look up a particular flight then book seat 14C", "flight"),
     ],
 )
 def test_a_pointer_with_no_value_after_it_is_unresolved(text: str, noun: str) -> None:
@@ -30,6 +34,7 @@ def test_a_pointer_with_no_value_after_it_is_unresolved(text: str, noun: str) ->
         "I am at a specific latitude and longitude lat=48.357, lon=2.37",
         "Fetch a specific Star Trek book using its unique ID (BOMA0000154026)",
         "Find the book called 'Dune' in the library",
+        "a specific legal document from the Federal Register with the document number 2021-12345",
     ],
 )
 def test_a_value_that_follows_resolves_the_reference(text: str) -> None:
