@@ -108,6 +108,12 @@ def unspaced(text: str) -> bool:
 
 
 #: Articles, the common prepositions and "and"/"or": the words every list below leaves out.
+#: Fractions as people say them ("about a third", "two thirds of the way"): the share each names.
+FRACTIONS: dict[str, float] = {
+    "half": 1 / 2, "a third": 1 / 3, "one third": 1 / 3, "two thirds": 2 / 3, "a quarter": 1 / 4, "one quarter": 1 / 4,
+    "three quarters": 3 / 4, "a fifth": 1 / 5, "one fifth": 1 / 5, "a tenth": 1 / 10, "one tenth": 1 / 10,
+}
+
 GRAMMAR_WORDS = frozenset("a an the to from of in on at for and or with by".split())
 #: Words too common in a parameter's name to say what a value is for ("level of fluency": "of").
 NAME_STOPWORDS = GRAMMAR_WORDS | {"is"}

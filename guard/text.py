@@ -1,4 +1,5 @@
-"""Text shapes the checks share: the one way a quoted phrase is read.
+"""Text shapes the checks share: the one way a quoted phrase is read, and the one reading of a
+site named by its homepage ("GitHub's homepage").
 
 A phrase in double quotes, curly quotes, backticks or single quotes; a single-quoted one must stand
 on its own (an apostrophe inside a word opens nothing: "don't") and may be followed by a
@@ -9,6 +10,8 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+
+from guard.lexicon import STOPWORDS
 
 
 @lru_cache(maxsize=8)
@@ -25,3 +28,21 @@ def quoted_pattern(max_chars: int) -> re.Pattern[str]:
 def quoted_text(match: re.Match[str]) -> str:
     """The phrase a ``quoted_pattern`` match read, without its quotes."""
     return next(g for g in match.groups() if g is not None)
+
+
+#: A site named by its homepage: "the homepage of GitHub", "GitHub's homepage", "the BBC website".
+#: The name is one to three capitalised words; the site's address is the model's to write.
+_NAME = r"([A-Z][\w.&-]{1,30}(?:\s+[A-Z][\w.&-]{1,30}){0,2})"
+_SITE = r"(?:home\s?page|web\s?site|web\s?page|main\s+page|landing\s+page)"
+_NAMED_SITE = re.compile(rf"\b(?:the\s+)?{_SITE}\s+(?:of|for)\s+(?:the\s+)?{_NAME}|\b{_NAME}(?:['’]s)?\s+{_SITE}\b")
+
+
+def named_sites(text: str) -> list[tuple[int, str]]:
+    """The sites a text names by their homepage, as (where the name starts, the name): "GitHub"
+    in "a screenshot of GitHub's homepage". Read in the first 4,096 characters."""
+    found = []
+    for m in _NAMED_SITE.finditer(text[:4_096]):
+        group = 1 if m.group(1) else 2
+        if not all(w.lower() in STOPWORDS for w in m.group(group).split()):  # "The homepage loads slowly"
+            found.append((m.start(group), m.group(group)))
+    return found

@@ -43,6 +43,7 @@ from guard.normalise import (
     temporal_patterns,
 )
 from guard.registry import name_words
+from guard.text import named_sites
 
 #: The user and system messages, as written, with their index in the conversation.
 Said = list[tuple[int, str]]
@@ -792,6 +793,24 @@ def _web_address(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
+#: The root of a site: "https://github.com", "www.bbc.co.uk/", "theguardian.com".
+_SITE_ROOT = re.compile(r"^(?:https?://)?(?:www\.)?([a-z0-9-]{2,63})\.(?:[a-z]{2,12}|co\.[a-z]{2}|com\.[a-z]{2})/?$", re.IGNORECASE)
+
+
+def _site_root(value: object, ctx: Context) -> Derivation | None:
+    """``url: "https://github.com"`` from "a screenshot of GitHub's homepage": the root address of
+    a site the user named by its homepage (``text.named_sites``), its name run together as the
+    host's ("The Guardian": theguardian.com)."""
+    if not isinstance(value, str) or (m := _SITE_ROOT.match(value.strip())) is None:
+        return None
+    host = m[1].lower()
+    for index, text in ctx.said:
+        for _, name in named_sites(text):
+            if re.sub(r"[^a-z0-9]", "", name.lower()) in (host, host.replace("-", "")):
+                return index, f"{name}'s homepage -> {value}"
+    return None
+
+
 _NIGHTS = re.compile(r" (\d{1,2}|" + "|".join(number_words(n) for n in range(1, 31)) + r") (nights?|days?|weeks?) ")
 
 
@@ -1031,6 +1050,8 @@ _CHOICES_INTRO = re.compile(
 _CHOICE_ITEM = r"""['"`]?([\w.+-]{1,40})['"`]?"""
 _CHOICE_NEXT = rf"\s*(?:,\s*(?:or|and)\b|,|\||/|\bor\b)\s*{_CHOICE_ITEM}"
 _CHOICE_LIST = re.compile(rf"[\[(]?\s*{_CHOICE_ITEM}((?:{_CHOICE_NEXT}){{1,40}})")
+#: A description that only lists a few lowercase alternatives: "metric or imperial", "asc | desc".
+_ALTERNATIVES = re.compile(r"""['"`]?[a-z][\w-]{0,20}['"`]?(?:\s*(?:\bor\b|\||/)\s*['"`]?[a-z][\w-]{0,20}['"`]?){1,5}""")
 
 
 def _described_choice(value: object, ctx: Context) -> Derivation | None:
@@ -1052,6 +1073,13 @@ def _described_choice(value: object, ctx: Context) -> Derivation | None:
         if named and wanted not in named:
             return None  # the user named another of the choices: this one contradicts it
         return None, f"one of the values the description lists ({', '.join(items[:6])}{', ...' if len(items) > 6 else ''})"
+    # a description that is only the list of its choices: "metric or imperial", "'real' or 'all'"
+    whole = _ALTERNATIVES.fullmatch(ctx.description.strip().rstrip("."))
+    if whole is not None and wanted in {w.strip("'\"`").casefold() for w in re.split(r"\s*(?:\bor\b|\||/)\s*", whole[0])}:
+        said = {w.strip("'\"`").casefold() for w in re.split(r"\s*(?:\bor\b|\||/)\s*", whole[0]) for _, text in ctx.normalised if f" {normalise_text(w)} " in text}
+        if said and wanted not in said:
+            return None
+        return None, f"one of the values the description gives ({whole[0]})"
     return None
 
 
@@ -1376,6 +1404,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _country,
     _place_with_country,
     _initials_expanded,
+    _site_root,
     _place_before_name,
     _colour_hex,
     *measures.RULES,

@@ -54,7 +54,7 @@ import phonenumbers
 import pycountry
 import simpleeval
 
-from guard.lexicon import DATE_LANGUAGES, SCRIPT_LANGUAGES, STOPWORDS, unspaced
+from guard.lexicon import DATE_LANGUAGES, FRACTIONS, SCRIPT_LANGUAGES, STOPWORDS, unspaced
 from guard.normalise import normalise_text, number_words, numbers_in, parse_number
 from guard.text import quoted_pattern, quoted_text
 
@@ -1481,7 +1481,61 @@ def warm() -> None:
     _holidays_of(date.today().year)
 
 
+@_once
+def _physical_constants() -> dict[str, tuple[tuple[str, float], ...]]:
+    """Word -> the physical constants whose CODATA name has it (``scipy.constants``: "gravity" ->
+    standard acceleration of gravity, "light" -> speed of light in vacuum)."""
+    from scipy.constants import physical_constants
+
+    found: dict[str, list[tuple[str, float]]] = {}
+    for name, (value, _unit, _uncertainty) in physical_constants.items():
+        for word in set(normalise_text(name).split()):
+            if len(word) >= 4:
+                found.setdefault(word, []).append((name, float(value)))
+    return {w: tuple(c) for w, c in found.items()}
+
+
+def physical_constant(value: object, ctx: Context) -> Derivation | None:
+    """``gravity: 9.81``, ``speed_of_light: 3e8``: a physical constant the parameter names, to the
+    value's precision; a well-known constant is no fact the user must state."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value or not math.isfinite(value):
+        return None
+    words = {w for w in ctx.words if len(w) >= 4}
+    if not words:
+        return None
+    table = _physical_constants()
+    for name, constant in table.get(sorted(words)[0], ()):  # every word of the parameter is in the name
+        if words <= set(normalise_text(name).split()) and _to_significant_digits(value, constant):
+            return None, f"{name} -> {value}"
+    return None
+
+
+def _to_significant_digits(value: float | int, exact: float) -> bool:
+    """Whether ``value`` is ``exact`` to the value's own significant digits (6.022e23 for
+    6.02214076e23, 9.81 for 9.80665)."""
+    mantissa = f"{float(value):e}".split("e")[0].rstrip("0").replace("-", "").replace(".", "")
+    return rounds_to(value, exact) or float(f"{exact:.{max(len(mantissa), 1)}g}") == float(value)
+
+
+#: A description that says a value is a share of 100: "0-100", "percent", "%".
+_PERCENT_SCALE = re.compile(r"\b0\s*(?:-|–|to)\s*100\b|\bpercent(?:age)?\b|%", re.IGNORECASE)
+
+
+def fraction_of_scale(value: object, ctx: Context) -> Derivation | None:
+    """``brightness: 33`` (0-100) from "dim it to about a third", ``volume: 50`` from "half
+    volume": a fraction the user said, as a share of 100, to the nearest whole number or so."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 100:
+        return None
+    if not (_PERCENT_SCALE.search(ctx.description[:300]) or {"percent", "percentage", "pct"} & set(ctx.words)):
+        return None
+    for index, text in ctx.normalised:
+        for said, share in FRACTIONS.items():
+            if f" {said} " in text[:_CACHED_TEXT] and abs(value - 100 * share) <= 1:
+                return index, f"{said} -> {value}"
+    return None
+
+
 RULES = (
     converted_quantity, bare_temperature, unit_symbol, currency_name, minor_units, language_code, airport_code, airport_name, airport_written, ticker_symbol, country_of_place, region_code, time_zone, periods_per_year, per_period, arithmetic,
-    difference_or_sum, count_times_quantity, quantity_text, holiday, phone_number,
+    difference_or_sum, count_times_quantity, quantity_text, holiday, phone_number, physical_constant, fraction_of_scale,
 )

@@ -158,8 +158,12 @@ def risk_of(
         return Risk("derivable", "a text the model composed from what was said or returned: every name and number in it was")
     described = set(normalise_text(" ".join(str(s.get("description", "")) for s in schemas)[:300]).split())
     program = words & _PROGRAM_WORDS or (words <= _CODE_NAMES and "code" in words) or described & _PROGRAM_DESCRIPTIONS
-    if composed and program and _program_grounded(value, said, results):
+    if isinstance(value, str) and program and _program_grounded(value, said, results) and (
+        composed or (_SYNTAX.search(value) and _operands_found(value, numbers))  # one token: "x**2", not "(2+3)*5" over unsaid numbers
+    ):
         return Risk("derivable", "a command, code or formula in the model's syntax: what it names was said or returned")
+    if isinstance(value, str) and _path_listed(value.strip(), said, results):
+        return Risk("derivable", "a path joined from directories and files that were said or that tools listed")
     if hit := words & _CONSEQUENTIAL_WORDS:
         return Risk("consequential", f"the parameter names {sorted(hit)[0]!r}: it must be stated or come from a tool result")
     if hit := formats & _CONSEQUENTIAL_FORMATS:
@@ -169,6 +173,8 @@ def risk_of(
         return Risk("derivable", "a measure with its unit (a duration, a distance) a model may compute, convert or estimate")
     if isinstance(value, str) and words & _RANGE_WORDS and _A1_RANGE.fullmatch(value.strip()):
         return Risk("derivable", "a range of cells in A1 notation, which the model works out from the layout described")
+    if isinstance(value, str) and _slot_in_named_part(value.strip(), said, results):
+        return Risk("derivable", "a time the model picked inside the part of the day the user named, on a day the conversation or a tool gave")
     if isinstance(value, str) and _window_said(value.strip(), said):
         return Risk("derivable", "a time window in the tool's relative syntax over a span of the unit the user named ('the past hour': now-1h)")
     if isinstance(value, str) and (
@@ -285,6 +291,13 @@ def _program_grounded(value: str, said: str, results: str = "") -> bool:
     return True
 
 
+def _operands_found(value: str, numbers: Collection[int | float]) -> bool:
+    """Whether every number a one-token formula works on was said or returned (a power's exponent,
+    "x**2" for "x squared", is the formula's own)."""
+    operands = re.sub(r"(?:\*\*|\^)\s*\d+(?:\.\d+)?", "", value[:4_000])
+    return {number_key(float(n)) for n in re.findall(r"\d+(?:\.\d+)?", operands)} <= set(numbers)
+
+
 def _numbered_parts_found(name: str, said: str, results: str) -> bool:
     """Whether a dotted name's parts that carry a number were all said or returned: "sha256" of
     ``hashlib.sha256`` (the rest is a library's vocabulary); "sales_2024" of ``sales_2024.csv``
@@ -342,6 +355,39 @@ def _window_said(value: str, said: str) -> bool:
     key = "mo" if unit.startswith("mo") else unit[0]
     words = set(_words_of(said))
     return any(w.startswith(name) for w in words for name in _WINDOW_UNITS[key])
+
+
+#: A path of two parts or more: "src/utils/text.py", "./docs/index.md", "~/notes/todo.txt".
+_PATH = re.compile(r"(?:\.{1,2}/|~/|/)?(?:[\w.-]{1,100}/){1,30}[\w.-]{1,100}/?")
+
+
+def _path_listed(value: str, said: str, results: str) -> bool:
+    """Whether every part of a path was said or returned as a whole word ("src", "utils",
+    "text.py" from three directory listings): the path the model joined from them. A tool result
+    is needed: a path made of the user's words alone ("notes/ideas.txt" for "my ideas notes") is
+    no listing's."""
+    if not results or len(value) > 1_000 or not _PATH.fullmatch(value):
+        return False
+    parts = [p for p in value.strip("/").split("/") if p not in ("", ".", "..", "~")]
+    return len(parts) >= 2 and all(_found(p, said, results) for p in parts) and any(_found(p, "", results) for p in parts[-1:])
+
+
+#: The hours each part of the day spans, as people use them for a meeting.
+_DAY_PARTS = {"morning": (6, 12), "afternoon": (12, 18), "evening": (17, 23), "tonight": (17, 23)}
+
+
+def _slot_in_named_part(value: str, said: str, results: str) -> bool:
+    """Whether a date-time falls inside a part of the day the user named ("a free hour tomorrow
+    afternoon": 15:00) on a day the conversation or a tool result gives (its ISO date written
+    there): the slot the model picked, as the user asked it to."""
+    parsed = parse_temporal(value) if len(value) <= 40 else None
+    if parsed is None or parsed.date is None or parsed.time is None:
+        return False
+    words = set(_words_of(said))
+    hour = parsed.time.hour + parsed.time.minute / 60
+    inside = any(part in words and start <= hour <= end for part, (start, end) in _DAY_PARTS.items())
+    day = f" {normalise_text(parsed.date.isoformat())} "  # the haystacks are normalised: "2026 03 13"
+    return inside and (day in _normalised(said) or day in _normalised(results))
 
 
 def _unclipped(value: str, said: str) -> bool:

@@ -843,6 +843,14 @@ def test_an_identifier_written_in_groups_is_the_same_run_together(value: str, te
         ("owner", "Search deals by name, company or owner", False),
         ("or", "Sort order, either asc or desc", False),  # the list's own glue
         ("urgent", "Priority, one of: low | medium | high", False),  # not in the list
+        # a description that is only its choices
+        ("metric", "metric or imperial", True),
+        ("all", "'real' or 'all'", True),
+        ("desc", "asc | desc.", True),
+        # Everyday negatives: a description in prose, a value not among the choices, a name's parts
+        ("city", "The city or town where the event is held", False),
+        ("kelvin", "metric or imperial", False),
+        ("company", "Name, company or owner of the deal", False),
     ],
 )
 def test_a_choice_the_description_lists_is_the_schemas_own(value: str, description: str, derived: bool) -> None:
@@ -873,3 +881,23 @@ def test_a_name_the_user_wrote_by_its_initials_in_full() -> None:
     assert derive("New Orleans", "city", [(0, "no, not that one")]) is None
     assert derive("Los Angeles", "city", [(0, "hotels in SF next weekend")]) is None
     assert derive("Seattle", "city", [(0, "hotels in S next weekend")]) is None
+
+
+def test_the_root_address_of_a_site_named_by_its_homepage() -> None:
+    assert derive("https://github.com", "url", [(0, "could you take a screenshot of GitHub's homepage?")]) is not None
+    assert derive("www.theguardian.com", "url", [(0, "get the metadata of the homepage of The Guardian")]) is not None
+    assert derive("bbc.co.uk/", "site", [(0, "is the BBC website down?")]) is not None
+    # Everyday negatives: another site, a page under the root nobody named, a name said without its homepage
+    assert derive("https://gitlab.com", "url", [(0, "could you take a screenshot of GitHub's homepage?")]) is None
+    assert derive("https://github.com/pricing", "url", [(0, "could you take a screenshot of GitHub's homepage?")]) is None
+    assert derive("https://github.com", "url", [(0, "how many stars does my repo have on GitHub?")]) is None
+
+
+def test_which_sites_a_text_names_by_their_homepage() -> None:
+    from guard.text import named_sites
+
+    assert [n for _, n in named_sites("a screenshot of GitHub's homepage and the website of The Guardian")] == ["GitHub", "The Guardian"]
+    # Everyday negatives: a homepage of nobody named, a sentence's first word, a site in lower case
+    assert named_sites("my website is down again") == []
+    assert named_sites("The homepage loads slowly") == []
+    assert named_sites("the homepage of my bakery") == []

@@ -533,3 +533,23 @@ def test_a_count_times_a_stated_price_and_millions_after_a_money_sign() -> None:
     assert derive(480, "revenue", said("Redwood Cafe bought 40 units at $12.50 each.")) is None
     assert 1200000 not in numbers_in("a 1.2m wall")
     assert derive(240, "Amount", said("Invoice them for consulting at $120.00 an hour.")) is None
+
+
+def test_a_physical_constant_the_parameter_names() -> None:
+    assert derive(9.81, "gravity", said("how fast is a stone going after falling 45 m?")) is not None
+    assert derive(299792458, "speed_of_light", said("how long does light take from the sun?")) is not None
+    assert derive(6.022e23, "avogadro", said("how many molecules in 2 moles of water?")) is not None
+    # Everyday negatives: another number for gravity, a constant the parameter does not name, a speed that is no constant
+    assert derive(12.5, "gravity", said("how fast is a stone going after falling 45 m?")) is None
+    assert derive(9.81, "height", said("how fast is a stone going after falling from a cliff?")) is None
+    assert derive(120, "speed", said("set the fan speed")) is None
+
+
+def test_a_fraction_the_user_said_as_a_share_of_a_hundred() -> None:
+    assert derive(33, "brightness", said("dim the living room lights to about a third"), description="0-100") is not None
+    assert derive(50, "volume_percent", said("turn it down to half")) is not None
+    assert derive(75, "level", said("charge it to three quarters"), description="Charge level in percent") is not None
+    # Everyday negatives: no scale of a hundred, another share, no fraction said
+    assert derive(33, "brightness", said("dim the living room lights to about a third"), description="Lux") is None
+    assert derive(40, "brightness", said("dim the living room lights to about a third"), description="0-100") is None
+    assert derive(33, "brightness", said("dim the living room lights"), description="0-100") is None

@@ -734,3 +734,14 @@ LISTENERS = [
 def test_a_possessive_value_owns_the_noun_after_it(request_text, given):
     findings = run(request_text, tools=LISTENERS).findings
     assert (findings == []) is given, findings
+
+
+def test_a_site_named_by_its_homepage_gives_its_web_address() -> None:
+    screenshot = {"name": "take_screenshot", "description": "Take a screenshot of a web page",
+                  "parameters": {"type": "object", "properties": {"url": {"type": "string", "description": "URL"}}, "required": ["url"]}}
+    guard = Guard([screenshot])
+    for said in ("could you provide a screenshot of GitHub's homepage?", "take a screenshot of the homepage of The Guardian"):
+        assert Category.MISSING_ARGUMENT not in guard.preflight([("user", said)]).categories, said
+    # Everyday negatives: a page nobody named, the user's own site, a homepage in general
+    for said in ("take a screenshot of a page I like", "take a screenshot of my website", "take a screenshot of the homepage"):
+        assert Category.MISSING_ARGUMENT in guard.preflight([("user", said)]).categories, said

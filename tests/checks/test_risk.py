@@ -461,3 +461,35 @@ def test_a_glob_in_a_command_is_syntax_like_an_unquoted_one() -> None:
     # Everyday negatives: a quoted word nobody said, a directory nobody named
     assert risk_of("command", [{"type": "string"}], "grep -rl 'FIXME' src --include='*.py'", said).level != "derivable"
     assert risk_of("command", [{"type": "string"}], "grep -rl 'TODO' /opt/app --include='*.py'", said).level != "derivable"
+
+
+def test_an_expression_of_one_token_is_a_formula_too() -> None:
+    schema = [{"type": "string", "description": "Expression in x"}]
+    assert risk_of("function", schema, "x**2", "find the area under y = x squared between 0 and 4").level == "derivable"
+    assert risk_of("expression", [{"type": "string"}], "sqrt(144)", "what's the square root of 144", numbers={144}).level == "derivable"
+    # Everyday negatives: a word with no syntax, a file nobody named in a one-token command, no formula parameter
+    assert risk_of("function", schema, "cubic", "find the area under y = x squared").level == "ordinary"
+    assert risk_of("command", [{"type": "string"}], "cat/etc/hosts.bak", "show me the hosts file").level != "derivable"
+    assert risk_of("label", [{"type": "string"}], "x**2", "plot y = x squared").level == "ordinary"
+    assert risk_of("formula", [{"type": "string"}], "(2+3)*5", "work it out for me", numbers={5.0}).level == "ordinary"  # 2 and 3 nobody said
+
+
+def test_a_path_joined_from_listings_is_derivable() -> None:
+    listed = "src/\ntests/\npyproject.toml\napp/\nutils/\n__init__.py\ntext.py"
+    said = "the slugify helper breaks on unicode titles, fix it"
+    assert risk_of("path", [{"type": "string"}], "src/utils/text.py", said, listed).level == "derivable"
+    assert risk_of("path", [{"type": "string"}], "./src/app", said, listed).level == "derivable"
+    # Everyday negatives: a part nobody listed, no tool result at all, one part only
+    assert risk_of("path", [{"type": "string"}], "src/utils/slug.py", said, listed).level == "consequential"
+    assert risk_of("path", [{"type": "string"}], "notes/ideas.txt", "add it to my ideas notes", "").level == "consequential"
+    assert risk_of("path", [{"type": "string"}], "text.py", said, "").level == "consequential"
+
+
+def test_a_slot_inside_the_part_of_the_day_named_is_derivable() -> None:
+    said = "find a free hour tomorrow afternoon for a call with priya"
+    calendar = '[{"summary": "1:1", "start": "2026-03-13T13:00:00Z", "end": "2026-03-13T14:30:00Z"}]'
+    assert risk_of("start", [{"type": "string"}], "2026-03-13T15:00:00Z", said, calendar).level == "derivable"
+    # Everyday negatives: a time outside the afternoon, a day nothing gave, no part of the day named
+    assert risk_of("start", [{"type": "string"}], "2026-03-13T09:00:00Z", said, calendar).level == "ordinary"
+    assert risk_of("start", [{"type": "string"}], "2026-03-20T15:00:00Z", said, calendar).level == "ordinary"
+    assert risk_of("start", [{"type": "string"}], "2026-03-13T15:00:00Z", "set up a call with priya", calendar).level == "ordinary"

@@ -14,7 +14,7 @@ from guard.checks.preflight.parameters import _CONTEXT, _CUE_WINDOW, _NAMED, _NU
 from guard.checks.relevance import stem
 from guard.lexicon import MONTH_PATTERN, STOPWORDS, WEEKDAY_PATTERN
 from guard.normalise import normalise_text, numbers_in, parse_number
-from guard.text import quoted_pattern, quoted_text
+from guard.text import named_sites, quoted_pattern, quoted_text
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
@@ -157,7 +157,8 @@ def _read(text: str) -> _Text:
     words = list(_WORD.finditer(text))
     quoted, quoted_spans = _quoted(text)
     dates, times, spans = _dates_and_times(text)
-    mentions = sorted([*quoted, *_tokens(text, quoted_spans, spans), *_number_words(text)], key=lambda m: m.start)
+    sites = [_Mention(name, start, "url") for start, name in named_sites(text)]  # "GitHub's homepage": its address is the model's to write
+    mentions = sorted([*quoted, *_tokens(text, quoted_spans, spans), *_number_words(text), *sites], key=lambda m: m.start)
     return _Text(
         raw=text,
         normalised=normalise_text(text),
