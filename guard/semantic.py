@@ -1295,6 +1295,9 @@ _VERBS = TOOL_VERBS["read"] | TOOL_VERBS["make"]
 #: but calling it is no mere reading.
 _MAKING_VERBS = TOOL_VERBS["make"]
 
+#: Verbs of a lookup that finds things of a kind, many at once: what it returns holds their keys.
+_FINDING_VERBS = frozenset({"search", "find", "list", "query", "lookup", "browse"})
+
 #: Name words that say a parameter is a thing's key: ``issue_number`` needs the issue.
 _KEY_WORDS = frozenset({"id", "ids", "number", "num", "no", "key", "code", "uuid"})
 
@@ -1319,6 +1322,11 @@ def _feeds(step: ToolSpec, goal: ToolSpec, prefix: str | None = None) -> bool:
         words = {_noun(w) for w in name_words(required).split() if w not in _KEY_WORDS}
         if words and words <= produced:
             return True  # "search_restaurants" finds the restaurant_id "book_table" needs
+    # a search for a kind of thing finds the key of the one the goal reads by it ("search_papers"
+    # before "get_paper(arxiv_id)", "list_orders" before "get_order(order_id)")
+    if (_verb_first(step, prefix)[:1] and _verb_first(step, prefix)[0] in _FINDING_VERBS and _nouns(step, prefix) & _nouns(goal, prefix)
+            and any(set(name_words(r).split()) & _KEY_WORDS for r in goal.required)):
+        return True
     # what the step's description says it gives ("Convert an address into coordinates") is what
     # the goal's description says it starts from ("Find places near a coordinate")
     made = _described_output(step.description)

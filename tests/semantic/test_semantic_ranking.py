@@ -258,6 +258,25 @@ def test_the_selection_check_is_offered_to_the_engine(semantic: Any, embedder: A
     assert SemanticGuard(embedder, selection=False).call_checks == ()
 
 
+def test_a_search_for_things_of_a_kind_feeds_the_read_of_one_by_its_key() -> None:
+    from guard.semantic import _feeds
+
+    registry = ToolRegistry([
+        tool("search_papers", "Search arXiv.", ("query",), query=""),
+        tool("get_paper", "Get a paper's abstract.", ("arxiv_id",), arxiv_id=""),
+        tool("list_orders", "List the user's orders.", ()),
+        tool("get_order", "Get an order.", ("order_id",), order_id=""),
+        tool("get_weather", "Current weather.", ("city",), city=""),
+        tool("get_paper_citations", "Citations of a paper by title.", ("title",), title=""),
+    ])
+    assert _feeds(registry.get("search_papers"), registry.get("get_paper"))
+    assert _feeds(registry.get("list_orders"), registry.get("get_order"))
+    # Everyday negatives: a search of another kind of thing, a read of one (no search), a goal read by no key
+    assert not _feeds(registry.get("search_papers"), registry.get("get_order"))
+    assert not _feeds(registry.get("get_weather"), registry.get("get_order"))
+    assert not _feeds(registry.get("search_papers"), registry.get("get_paper_citations"))
+
+
 def test_a_step_feeds_a_tool_that_starts_from_what_its_description_says_it_gives() -> None:
     from guard.semantic import _feeds
 
