@@ -10,6 +10,7 @@ is what recovery is scored on.
 from __future__ import annotations
 
 import time
+from datetime import datetime
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -24,6 +25,7 @@ from guard_bench.humans import SimulatedHuman
 from guard_bench.labels import labels_of
 from guard_bench.tools import ToolBox
 from guard_graphs.agent import build_guarded_agent
+from guard.conversation import replay_clock
 from guard.engine import Guard
 from guard.models import Decision, canonical_json
 from guard.policy import Policy
@@ -145,6 +147,13 @@ def to_langchain(messages: Iterable[dict[str, Any]]) -> list[Any]:
     return out
 
 
+#: The moment every replay runs at, so that a figure does not depend on the day it is measured: a
+#: conversation that states no full date of its own (API-Bank's say only "The current year is
+#: 2023.") reads "tomorrow" and "12pm" against it. The date is the one API-Bank's GetToday returns
+#: in its recorded dialogues.
+REPLAY_NOW = datetime(2023, 3, 31, 9, 0)
+
+
 def run_case(
     case: Case, policy: Policy, agents: AgentSource, semantic: Any = None, judge: Any = None, warm: bool = False
 ) -> CaseResult:
@@ -167,11 +176,12 @@ def _run(case: Case, policy: Policy, agents: AgentSource, result: CaseResult, se
         sleep=lambda s: None,
     )
     config = {"configurable": {"thread_id": case.id}, "recursion_limit": 40}
-    state = agent.invoke({"messages": to_langchain(case.messages)}, config)
-    rounds = 0
-    while state.get("__interrupt__") and rounds < MAX_ROUNDS:
-        rounds += 1
-        state = agent.invoke(Command(resume=human.answer(state["__interrupt__"][0].value)), config)
+    with replay_clock(REPLAY_NOW):
+        state = agent.invoke({"messages": to_langchain(case.messages)}, config)
+        rounds = 0
+        while state.get("__interrupt__") and rounds < MAX_ROUNDS:
+            rounds += 1
+            state = agent.invoke(Command(resume=human.answer(state["__interrupt__"][0].value)), config)
     _score_decision(result, _first_decision(guard.log, case))
     result.executed = box.executed
     result.questions = human.questions

@@ -11,6 +11,9 @@ from __future__ import annotations
 import itertools
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import MAXYEAR, MINYEAR, datetime
 from functools import cached_property, lru_cache
@@ -114,9 +117,32 @@ _DAY_MONTH_IN_TEXT = re.compile(
 )
 _YEAR_IN_TEXT = re.compile(r"current year is (\d{4})", re.IGNORECASE)
 
+#: The clock a replay runs on (``replay_clock``); None: the machine's.
+_REPLAY_NOW: ContextVar[datetime | None] = ContextVar("guard_replay_now", default=None)
 
-def stated_date(text: str) -> datetime | None:
-    """A date a system message states: ISO ("2021-09-27 10:00") or written ("March 13, 2022")."""
+
+def clock() -> datetime:
+    """Now: the replay's pinned moment when one is set (``replay_clock``), else the machine's.
+    What a conversation that states no date of its own is read against."""
+    return _REPLAY_NOW.get() or datetime.now()
+
+
+@contextmanager
+def replay_clock(now: datetime | None) -> Iterator[None]:
+    """Decide as if it were ``now`` (None: the machine's clock), in this context and the ones it
+    starts: a replay of old traffic or a benchmark reads "tomorrow" in a conversation that states
+    no date the same whatever day it runs."""
+    token = _REPLAY_NOW.set(now)
+    try:
+        yield
+    finally:
+        _REPLAY_NOW.reset(token)
+
+
+def stated_date(text: str, year_only: bool = True) -> datetime | None:
+    """A date a system message states: ISO ("2021-09-27 10:00") or written ("March 13, 2022");
+    with ``year_only``, "The current year is 2023." too (today's month and day in that year, by
+    ``clock``: not for the cached readers)."""
     if m := _DATE_IN_TEXT.search(text):
         try:
             return datetime.fromisoformat(m.group(1).replace(" ", "T"))
@@ -139,8 +165,8 @@ def stated_date(text: str) -> datetime | None:
             return datetime(int(m.group(1)), int(m.group(2)), int(m.group(3)))
         except ValueError:
             pass
-    if m := _YEAR_IN_TEXT.search(text):
-        return _in_year(datetime.now(), int(m.group(1)))
+    if year_only and (m := _YEAR_IN_TEXT.search(text)):
+        return _in_year(clock(), int(m.group(1)))
     return None
 
 
@@ -194,13 +220,13 @@ def stated_now(text: str) -> tuple[datetime, str] | None:
     ("it's 9:10am", "it's 14:05 UTC") and a date written in the same message ("on Tuesday 12
     Nov 2024"); None when either is missing. Read in the message's first 4,096 characters."""
     text = text[:4_096]
-    if ((clock := _NOW_IS.search(text)) is None and (clock := _DATED_NOW.search(text)) is None) or (day := stated_date(text)) is None:
+    if ((said := _NOW_IS.search(text)) is None and (said := _DATED_NOW.search(text)) is None) or (day := stated_date(text, year_only=False)) is None:
         return None
-    hour, minute, half = int(clock[1]), int(clock[2] or 0), (clock[3] or "").lower()[:1]
+    hour, minute, half = int(said[1]), int(said[2] or 0), (said[3] or "").lower()[:1]
     if hour > 23 or minute > 59 or (half and not 1 <= hour <= 12):
         return None
     hour = hour % 12 + (12 if half == "p" else 0) if half else hour
-    return day.replace(hour=hour, minute=minute, second=0, microsecond=0), clock.group(0).strip()
+    return day.replace(hour=hour, minute=minute, second=0, microsecond=0), said.group(0).strip()
 
 
 @lru_cache(maxsize=64)  # read once per message, however many values and rules ask
@@ -210,7 +236,7 @@ def stated_today(text: str) -> datetime | None:
     for m in itertools.islice(_TODAY_IS.finditer(text), 16):  # a message says it once, not thousands of times
         head = m.group(1).lstrip()
         if (_DATE_IN_TEXT.match(head) or _MONTH_DATE_IN_TEXT.match(head) or _DAY_MONTH_IN_TEXT.match(head)) and (
-            stated := stated_date(head)
+            stated := stated_date(head, year_only=False)
         ) is not None:
             return stated
     return None
@@ -260,7 +286,7 @@ class Conversation:
         for msg in reversed(self.messages):  # the user's own "Today is Tuesday, August 19, 2025."
             if msg.role == "user" and (stated := stated_today(msg.content)) is not None:
                 return stated
-        return datetime.now()
+        return clock()
 
     @cached_property
     def grounding_texts(self) -> tuple[Message, ...]:

@@ -81,3 +81,19 @@ def test_today_and_now_are_read_as_people_type_them():
     assert stated_today("today I walked 5 km") is None
     assert stated_today("today 25 people came") is None
     assert stated_now("It's 2025 and I still print my tickets") is None
+
+
+def test_a_replay_clock_pins_what_a_conversation_without_a_date_is_read_against():
+    from datetime import datetime
+
+    from guard.conversation import Conversation, clock, replay_clock
+
+    pinned = datetime(2023, 3, 31, 9, 0)
+    with replay_clock(pinned):
+        assert clock() == pinned
+        assert Conversation.from_messages([("user", "book it for tomorrow")]).reference_time == pinned
+        # "The current year is 2023." takes the pinned month and day
+        assert Conversation.from_messages([("system", "The current year is 2023."), ("user", "hi")]).reference_time == pinned
+        # a date the conversation states wins over the clock
+        assert Conversation.from_messages([("system", "Today is 2021-09-27."), ("user", "hi")]).reference_time == datetime(2021, 9, 27)
+    assert clock() != pinned  # the machine's clock again outside

@@ -32,7 +32,7 @@ from datetime import date, datetime, timedelta, timezone
 from dateutil.relativedelta import relativedelta
 
 from guard.checks import measures
-from guard.conversation import stated_now, stated_today
+from guard.conversation import clock as reference_clock, stated_now, stated_today
 from guard.lexicon import MONTH_NUMBER, MONTHS, STOPWORDS, WEEKDAYS, foreign_date_words, unspaced
 from guard.normalise import (
     normalise_text,
@@ -697,7 +697,7 @@ def _clock_number(value: object, ctx: Context) -> Derivation | None:
     if not {"time", "hour", "clock"} & set(ctx.words) or not _CLOCK_NUMBER.search(ctx.description[:300]):
         return None
     clock = f"{value // 100:02d}:{value % 100:02d}"
-    patterns = temporal_patterns(clock, ctx.today or date.today())
+    patterns = temporal_patterns(clock, ctx.today or reference_clock().date())
     if patterns is None or patterns.time is None:
         return None
     for index, text in ctx.normalised:
