@@ -31,7 +31,11 @@ def alternation(words: object) -> str:
 MONTH_PATTERN = alternation(MONTH_NUMBER)
 WEEKDAY_PATTERN = alternation(WEEKDAYS)
 #: Weekdays as people shorten them ("Wed 2024-10-16"), for where a weekday only precedes a date.
-WEEKDAY_ABBREVIATIONS: tuple[str, ...] = ("mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun")
+WEEKDAY_SHORT: dict[str, tuple[str, ...]] = {
+    "monday": ("mon",), "tuesday": ("tue", "tues"), "wednesday": ("wed", "weds"), "thursday": ("thu", "thur", "thurs"),
+    "friday": ("fri",), "saturday": ("sat",), "sunday": ("sun",),
+}
+WEEKDAY_ABBREVIATIONS: tuple[str, ...] = tuple(a for short in WEEKDAY_SHORT.values() for a in short)
 WEEKDAY_OR_SHORT_PATTERN = alternation(WEEKDAYS + WEEKDAY_ABBREVIATIONS)
 
 #: The languages a date written in words is read in (``guard.repairs``), English first. dateparser

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time
 from functools import lru_cache
 
-from guard.lexicon import MONTHS, WEEKDAYS
+from guard.lexicon import MONTHS, WEEKDAY_SHORT, WEEKDAYS
 
 # --- text -------------------------------------------------------------------------------------
 
@@ -421,9 +421,18 @@ def _weekday_of_month(d: date, today: date) -> list[str]:
     return [rf"(?:the )?(?:{'|'.join(nth)}) {weekday} (?:of|in) (?:the )?(?:{'|'.join(months)})"]
 
 
+def _weekday_forms(index: int) -> str:
+    """A weekday's name and the ways people shorten it ("wed", "thurs", "fri"); not "the sun", nor
+    "sat" as a verb ("sat on the sofa")."""
+    name = _WEEKDAYS[index]
+    short = [rf"(?<!the ){a}" if a == "sun" else rf"{a}(?! (?:on|down|in|at|there|by|with|up|back)(?!\S))" if a == "sat" else a
+             for a in WEEKDAY_SHORT[name]]
+    return "(?:" + "|".join([name, *short]) + ")"
+
+
 def _relative_forms(d: date, today: date) -> list[str]:
     delta = (d - today).days
-    weekday = _WEEKDAYS[d.weekday()]
+    weekday = _weekday_forms(d.weekday())
     forms = [_NAMED_DAYS[delta]] if delta in _NAMED_DAYS else []
     if 0 <= delta <= 7:
         forms.append(rf"(?<!last ){weekday}")
@@ -447,6 +456,9 @@ def _relative_forms(d: date, today: date) -> list[str]:
         forms.append(rf"last {weekday}")
     if 0 <= delta <= 31:
         forms.append(rf"the 0?{d.day} (?:st|nd|rd|th)(?! of (?:next|last|the next|the last) month)")  # "the 24th": the next such day of the month
+        # a range of such days without "the": "20th to 23rd", "from 20th till 23rd"
+        forms.append(rf"0?{d.day} (?:st|nd|rd|th)(?= (?:to|until|till|through|thru) 0?\d{{1,2}} (?:st|nd|rd|th)(?!\S))(?! of (?:next|last) month)")
+        forms.append(rf"(?<=\d (?:st|nd|rd|th) )(?:to|until|till|through|thru) 0?{d.day} (?:st|nd|rd|th)(?! of (?:next|last|the next|the last) month)")
     # "the 23rd of this month", "from 23 until 27 of next month": a day of this or next month,
     # the month said once after a range
     month = "this|the" if (d.year, d.month) == (today.year, today.month) else "next" if today.year * 12 + today.month + 1 == d.year * 12 + d.month else None
@@ -462,7 +474,7 @@ def _relative_forms(d: date, today: date) -> list[str]:
 
 
 #: The words that name the part of the day an hour falls in, so that "6" with them is 6 pm.
-_PART_OF = r"(?:(?:in the|this|tomorrow|tmrw|at|on|saturday|sunday|monday|tuesday|wednesday|thursday|friday) )?"
+_PART_OF = r"(?:(?:in the|this|tomorrow|tmrw|at|on|saturday|sunday|monday|tuesday|wednesday|thursday|friday|mon|tues?|weds?|thu|thurs?|fri|sat|sun) )?"
 _DAY_PART = {
     **dict.fromkeys(range(5, 12), rf"{_PART_OF}morning"),
     **dict.fromkeys(range(12, 18), rf"{_PART_OF}afternoon"),
