@@ -69,6 +69,9 @@ class Context:
     said: Said
     description: str = ""
     today: date | None = None
+    #: Whether the tool only reads (its name's verb: get, list, search): its ``start`` and ``end``
+    #: bound a window to look in, not an event's times.
+    lookup: bool = False
 
     @cached_property
     def words(self) -> list[str]:
@@ -87,10 +90,13 @@ def _padded(text: str) -> str:
     return f" {normalise_text(text)} "
 
 
-def derive(value: object, param: str, said: Said, *, description: str = "", today: date | None = None) -> Derivation | None:
+def derive(
+    value: object, param: str, said: Said, *, description: str = "", today: date | None = None, lookup: bool = False
+) -> Derivation | None:
     """The rule and words that derive ``value`` for parameter ``param`` (described by
-    ``description``) from what was ``said`` on ``today``; None when no rule does."""
-    ctx = Context(param, said, description, today)
+    ``description``) from what was ``said`` on ``today``, for a tool that only reads (``lookup``)
+    or not; None when no rule does."""
+    ctx = Context(param, said, description, today, lookup)
     for rule in _RULES:
         try:
             match = rule(value, ctx)
@@ -889,8 +895,10 @@ _BOUND_WORDS = frozenset({"min", "max", "from", "to", "after", "before", "since"
 def _day_part_bound(value: object, ctx: Context) -> Derivation | None:
     """``time_min: 2025-06-12T12:00:00+01:00`` and ``time_max: ...T18:00:00+01:00`` from "a slot
     thursday afternoon": the start or the end of a part of the day the user named, for a parameter
-    that bounds a window of time, on a day they named (or with no day)."""
-    if not isinstance(value, str) or not _BOUND_WORDS & set(ctx.words) or (parsed := parse_temporal(value.strip())) is None:
+    that bounds a window of time (a lookup's ``start`` and ``end`` too), on a day they named (or
+    with no day)."""
+    bounds = _BOUND_WORDS | ({"start", "end"} if ctx.lookup else set())
+    if not isinstance(value, str) or not bounds & set(ctx.words) or (parsed := parse_temporal(value.strip())) is None:
         return None
     said = " \n ".join(text[:_READ] for _, text in ctx.normalised[-_MAX_SPANS:])
     midnight = parsed.time is None and re.search(r"\d[T ]00:00(?::00)?(?!:\d\d?[1-9])", value) is not None  # read as a date alone
@@ -931,6 +939,36 @@ def _two_of_us(value: object, ctx: Context) -> Derivation | None:
     for index, text in reversed(ctx.said[-_MAX_SPANS:]):
         if m := _TWO_OF_US.search(text[:_READ]):
             return index, f"{m[0]} -> 2"
+    return None
+
+
+#: A request for the speaker alone: "just me", "only me", "by myself", "solo", or a trip, a booking or a
+#: table "for me"/"find me" with nobody else and no number of people in it.
+_JUST_ME = re.compile(r"\b(?:just|only) (?:me|myself|1|one)\b|\bby myself\b|\b(?:travell?ing )?solo\b|\bon my own\b", re.IGNORECASE)
+_FIRST_PERSON = re.compile(r"\b(?:i|me|my|myself|i'm|i’m|im)\b", re.IGNORECASE)
+_OTHERS = re.compile(
+    rf"\b(?:we|us|our|ourselves|family|kids?|children|group|team|friends?|colleagues|together|party|guests|people|adults|persons|travell?ers|{_RELATIONS}s?)\b"
+    r"|\b(?:two|three|four|five|six|seven|eight|nine|ten|\d+) (?:of|adults?|people|persons|guests|passengers|travell?ers|tickets|seats|rooms)\b"
+    r"|\b(?:and|with|plus) (?-i:[A-Z][a-z]+)\b",
+    re.IGNORECASE,
+)
+
+
+def _just_me(value: object, ctx: Context) -> Derivation | None:
+    """``adults: 1`` from "find me a flight wed evening from boston" or "just me, economy": the
+    speaker alone, for a parameter that counts people, when the user's words name nobody else
+    and no number of people."""
+    if value not in (1, "1") or isinstance(value, bool) or not _PEOPLE_WORDS & set(ctx.words):
+        return None
+    users = ctx.said[-_MAX_SPANS:]
+    if any(_OTHERS.search(text[:_READ]) for _, text in users if not _JUST_ME.search(text[:_READ])):
+        return None
+    for index, text in reversed(users):
+        if m := _JUST_ME.search(text[:_READ]):
+            return index, f"{m[0]} -> 1"
+    index, latest = users[-1] if users else (None, "")
+    if m := _FIRST_PERSON.search(latest[:_READ]):  # the request itself is the speaker's own ("find me a flight")
+        return index, f"{m[0]} -> 1"
     return None
 
 
@@ -1015,7 +1053,7 @@ _DESCRIBED_MEANING = re.compile(
 #: A meaning that is the user's own thing ("the user's main calendar", "the current user"): said
 #: when the user says "my calendar" (or, for the user alone, "me", "I", "my").
 _USERS_OWN = re.compile(r"^(?:the )?(?:current |authenticated |signed in |logged in )?user(?: s)?(?: (?:own|main|default|primary))?((?: \w+)*)$")
-_DESCRIBED_DEFAULT = re.compile(r"""\bdefaults?(?:\s+value)?\s*(?:is|to|of|:|=)\s*['"]?([^\s'",;)]+)""", re.IGNORECASE)
+_DESCRIBED_DEFAULT = re.compile(r"""\bdefaults?(?:\s+value)?\s*(?:(?:is|to|of|:|=)\s*['"]?|['"])([^\s'",;)]+)""", re.IGNORECASE)  # "default 'primary'" too
 
 
 def _described_meaning(value: object, ctx: Context) -> Derivation | None:
@@ -1272,12 +1310,13 @@ def _place_with_country(value: object, ctx: Context) -> Derivation | None:
 
 def _said_by_initials(name: str, ctx: Context) -> int | None:
     """Where the user wrote a name of two to four capitalised words by its initials, in capitals
-    ("SF" for San Francisco, "LA" for Los Angeles, "NYC" for New York City): the message index."""
+    ("SF" for San Francisco, "LA" for Los Angeles, "NYC" for New York City, and for New York: a
+    city's initials with a C after them): the message index."""
     words = name.split()
     if not 2 <= len(words) <= 4 or not all(w[:1].isupper() and w.isalpha() for w in words):
         return None
     initials = "".join(w[0] for w in words)
-    pattern = re.compile(rf"(?<![A-Za-z]){initials}(?![A-Za-z])")
+    pattern = re.compile(rf"(?<![A-Za-z]){initials}C?(?![A-Za-z])")  # "NYC" names New York (City), as "SLC" Salt Lake
     return next((i for i, text in ctx.said if pattern.search(text[:_READ])), None)
 
 
@@ -1389,6 +1428,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _day_part_bound,
     _reminder_default,
     _two_of_us,
+    _just_me,
     _shifted_time,
     _web_address,
     _weekday_after_date,

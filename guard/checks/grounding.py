@@ -536,7 +536,8 @@ def _ground_lexically(leaf: _Leaf, index: GroundingIndex, ctx: CheckContext) -> 
         return GroundingMatch("computed", length[0], length[1], 1.0)
     if unit := _sibling_unit(ctx.args, leaf.path):
         description = f"{description} (in {unit})"  # "quantity": 170 beside "unit": "g"
-    if derived := derive(leaf.value, leaf.name, ctx.conversation.said_texts, description=description, today=index.today):
+    lookup = ctx.spec is not None and kind_of_tool(ctx.spec) == "read"
+    if derived := derive(leaf.value, leaf.name, ctx.conversation.said_texts, description=description, today=index.today, lookup=lookup):
         return GroundingMatch("derived", derived[0], derived[1], 1.0)
     conversation = ctx.conversation
     said, results = conversation.said_texts, conversation.tool_texts

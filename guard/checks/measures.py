@@ -630,18 +630,21 @@ def language_code(value: object, ctx: Context) -> Derivation | None:
                 return index, f"{found[0].strip()} -> {value}"
     if source and ctx.said and (written := _written_in(ctx.said[-1][1])) and written in {n.split()[0] for n in names}:
         return ctx.said[-1][0], f"the text is in {written.title()} -> {value}"  # what to translate from
+    if not source and not words & _TARGET_WORDS and ctx.said and (written := _written_in(ctx.said[-1][1], whole=True)) in {n.split()[0] for n in names}:
+        # a search's, a forecast's or a reply's language: the one the user writes in
+        return ctx.said[-1][0], f"the user writes in {str(written).title()} -> {value}"
     return None
 
 
 _SCRIPTS = tuple((language, re.compile(f"[{chars}]")) for language, chars in SCRIPT_LANGUAGES)
 
 
-def _written_in(message: str) -> str | None:
+def _written_in(message: str, whole: bool = False) -> str | None:
     """The language of the text to translate (the message's quoted phrase, or else the message):
     English when a fifth of its words are English function words, or the language its script
     belongs to alone (Hangul: Korean; kana: Japanese; Han without kana: Chinese; Devanagari:
-    Hindi); None when neither says."""
-    quoted = _QUOTE.search(message[:_CACHED_TEXT])
+    Hindi); None when neither says. ``whole``: the message itself, whatever it quotes."""
+    quoted = None if whole else _QUOTE.search(message[:_CACHED_TEXT])
     text = quoted_text(quoted) if quoted else message[:_CACHED_TEXT]
     if _english(text):
         return "english"
@@ -650,6 +653,8 @@ def _written_in(message: str) -> str | None:
 
 #: Words of a parameter's name that say it takes the language something is written in.
 _SOURCE_WORDS = frozenset({"source", "src", "from", "input", "original", "detected"})
+#: Words that say a parameter takes the language to translate into: never the one the user writes in.
+_TARGET_WORDS = frozenset({"target", "to", "into", "dest", "destination", "translate", "translation", "translated"})
 _QUOTE = quoted_pattern(400)
 
 

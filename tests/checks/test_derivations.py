@@ -877,6 +877,8 @@ def test_a_name_the_user_wrote_by_its_initials_in_full() -> None:
     assert derive("San Francisco", "city", [(0, "any cheap thai places near union square in SF?")]) is not None
     assert derive("Union Square, San Francisco, CA", "location", [(0, "any cheap thai places near union square in SF?")]) is not None
     assert derive("New York City", "city", [(0, "hotels in NYC next weekend")]) is not None
+    assert derive("New York, NY", "location", [(0, "whats the weather gonna be like in NYC tmrw?")]) is not None
+    assert derive("New Mexico", "state", [(0, "hotels in NYC next weekend")]) is None  # NM is not NY
     # Everyday negatives: initials in lower case are a word ("no"), initials nobody wrote, one word is no name of initials
     assert derive("New Orleans", "city", [(0, "no, not that one")]) is None
     assert derive("Los Angeles", "city", [(0, "hotels in SF next weekend")]) is None
@@ -901,3 +903,39 @@ def test_which_sites_a_text_names_by_their_homepage() -> None:
     assert named_sites("my website is down again") == []
     assert named_sites("The homepage loads slowly") == []
     assert named_sites("the homepage of my bakery") == []
+
+
+def test_the_speaker_alone_counts_one_person() -> None:
+    said = [(0, "You are a travel assistant. Today is Tuesday, 2025-03-11.")]
+    assert derive(1, "adults", said + [(1, "find me a flight wed evening from boston")]) is not None
+    assert derive(1, "passengers", said + [(1, "SF to tokyo this friday, just me, economy")]) is not None
+    assert derive(1, "guests", said + [(1, "I need a room in Lisbon for two nights")]) is not None
+    # Everyday negatives: "us", the speaker and someone named, a number of seats, no person at all
+    assert derive(1, "adults", said + [(1, "find us a flight to rome")]) is None
+    assert derive(1, "adults", said + [(1, "a flight for me and my wife")]) is None
+    assert derive(1, "guests", said + [(1, "a table for me and Sam")]) is None
+    assert derive(1, "passengers", said + [(1, "book 3 seats for me")]) is None
+    assert derive(1, "adults", said + [(1, "find a flight to rome")]) is None
+
+
+def test_a_lookups_start_and_end_bound_the_part_of_the_day_named() -> None:
+    from datetime import date
+
+    said = [(0, "Today is Tuesday, 2025-03-11."), (1, "am i free fri afternoon?")]
+    today = date(2025, 3, 11)
+    assert derive("2025-03-14T12:00:00", "start", said, today=today, lookup=True) is not None
+    assert derive("2025-03-14T18:00:00", "end", said, today=today, lookup=True) is not None
+    # Everyday negatives: an event's start is one time, not a window's bound; another day; another hour
+    assert derive("2025-03-14T12:00:00", "start", said, today=today) is None
+    assert derive("2025-03-13T12:00:00", "start", said, today=today, lookup=True) is None
+    assert derive("2025-03-14T15:00:00", "start", said, today=today, lookup=True) is None
+
+
+def test_a_default_the_description_quotes() -> None:
+    said = [(0, "am i free fri afternoon?")]
+    assert derive("primary", "calendar_id", said, description="default 'primary'") is not None
+    assert derive("primary", "calendar_id", said, description="Calendar to read (default: primary)") is not None
+    # Everyday negatives: another value, an example that is no default, no description
+    assert derive("work", "calendar_id", said, description="default 'primary'") is None
+    assert derive("primary", "calendar_id", said, description="e.g. 'primary'") is None
+    assert derive("primary", "calendar_id", said) is None

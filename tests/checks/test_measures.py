@@ -553,3 +553,12 @@ def test_a_fraction_the_user_said_as_a_share_of_a_hundred() -> None:
     assert derive(33, "brightness", said("dim the living room lights to about a third"), description="Lux") is None
     assert derive(40, "brightness", said("dim the living room lights to about a third"), description="0-100") is None
     assert derive(33, "brightness", said("dim the living room lights"), description="0-100") is None
+
+
+def test_a_lookups_language_is_the_one_the_user_writes_in() -> None:
+    assert derive("ja", "lang", said("明日の東京の天気は？傘いるかな"), description="Response language, ISO 639-1") is not None
+    assert derive("en", "language", said("anything new on the EU AI Act today?")) is not None
+    # Everyday negatives: the language to translate into, another language than the user's, a text in no known script
+    assert derive("en", "target_language", said("translate 'bonjour' please, I want to know what it says")) is None
+    assert derive("ja", "lang", said("what's the weather in tokyo tomorrow?"), description="Response language") is None
+    assert derive("ko", "lang", said("明日の東京の天気は？")) is None
