@@ -1,0 +1,72 @@
+"""False interrupts on everyday correct calls, written by hand outside any dataset.
+
+Each line of ``benchmarks/everyday/*.jsonl`` is one correct call a careful model would make, with
+the tools and the conversation before it: ``{"id", "kind": "single" | "step", "tools", "messages",
+"call"}``. The guard should let every one run (allow, repair or warn); an interrupt (retry,
+ask_human, block) is a false one.
+
+- ``tuned.jsonl`` (99 calls): written while the rules were tuned (assistant, maths, developer and
+  customer-support requests, trajectories with tool results): a development set, not a measure.
+- ``blind23.jsonl`` (90 calls: 50 single, 40 trajectory steps in six languages): written by a
+  helper who read neither the project nor the datasets, first measured before any rule was
+  changed for it (the closing note of the stop that added it says which figures are blind).
+
+    python -m guard_bench.everyday [--semantic] [--set blind23|tuned] [-v]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from guard import Guard
+from guard_bench.metrics import wilson
+
+FOLDER = Path(__file__).parent / "everyday"
+INTERRUPTS = frozenset({"retry", "ask_human", "block"})
+
+
+def load(name: str) -> list[dict[str, Any]]:
+    """The calls of one set (``FOLDER/<name>.jsonl``)."""
+    with (FOLDER / f"{name}.jsonl").open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def interrupted(case: dict[str, Any], policy: Any = None) -> tuple[str, list[Any]]:
+    """The guard's action on one case's call, and its findings."""
+    decision = Guard(case["tools"], policy).check(case["call"], case["messages"])
+    return decision.action.value, decision.findings
+
+
+def measure(cases: list[dict[str, Any]], policy: Any = None, verbose: bool = False) -> dict[str, dict[str, Any]]:
+    """Per kind (single, step): interrupts, calls and the Wilson 95% interval of the share."""
+    hit: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    for case in cases:
+        total[case["kind"]] += 1
+        action, findings = interrupted(case, policy)
+        if action in INTERRUPTS:
+            hit[case["kind"]] += 1
+            if verbose:
+                print(f"{case['id']} {action} {case['call']['name']}")
+                for f in findings:
+                    print(f"    {f.category.value} {f.rule} {f.confidence} {f.message[:160]}")
+    return {k: {"interrupted": hit[k], "n": total[k], "rate": hit[k] / total[k], "ci95": list(wilson(hit[k], total[k]))} for k in sorted(total)}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", default="blind23", choices=sorted(p.stem for p in FOLDER.glob("*.jsonl")))
+    parser.add_argument("--semantic", action="store_true", help="with the embedding checks")
+    parser.add_argument("-v", action="store_true", help="print each interrupt and its findings")
+    args = parser.parse_args(argv)
+    policy = {"checks": {"semantic": {"enabled": True}}} if args.semantic else None
+    for kind, f in measure(load(args.set), policy, args.v).items():
+        print(f"{args.set} {'semantic' if args.semantic else 'rule'} {kind}: {f['interrupted']}/{f['n']} = {f['rate']:.3f} [{f['ci95'][0]:.2f}, {f['ci95'][1]:.2f}]")
+
+
+if __name__ == "__main__":
+    main()
