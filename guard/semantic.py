@@ -70,7 +70,7 @@ except ImportError as exc:  # pragma: no cover - numpy comes with the extra's to
 
 from guard.checks.grounding import GroundingMatch, SemanticSkip
 from guard.checks.measures import currency_names, language_names
-from guard.checks.relevance import STOPWORDS, ToolScore, sets_scene, split_request, stem
+from guard.checks.relevance import STOPWORDS, ToolScore, split_request, stem
 from guard.checks.relevance import lexical_index
 from guard.checks.relevance import rank_tools as lexical_rank
 from guard.conversation import Conversation
@@ -939,8 +939,7 @@ class SemanticGuard:
     def rank_tools(self, request: str, registry: ToolRegistry) -> list[ToolScore]:
         """Every available tool scored against the request, best first: the semantic and lexical
         scores blended, per part of the request, each tool keeping its best part; with
-        ``min_part_relevance`` set, capped by the worst-served part that asks for something (one
-        that only sets the scene, "I'm researching marine life", needs no tool)."""
+        ``min_part_relevance`` set, capped by the worst-served part."""
         lexical = lexical_rank(request, registry)
         tools = self._tool_vectors(registry)
         if not tools.names or not request.strip():
@@ -952,9 +951,8 @@ class SemanticGuard:
         blended = _blended_rows(self, plan, registry, tools)  # (texts, tools)
         texts = [t for t, _ in plan]
         score = blended.max(axis=0)
-        asking = [i + 1 for i, t in enumerate(texts[1:]) if not sets_scene(t)]  # a part that sets the scene needs no tool
-        if self.min_part_relevance is not None and len(texts) > 1 and asking:
-            worst = float(blended[asking].max(axis=1).min())
+        if self.min_part_relevance is not None and len(texts) > 1:
+            worst = float(blended[1:].max(axis=1).min())
             if worst < self.min_part_relevance:
                 score = np.minimum(score, worst)
         matched = {s.name: s.matched for s in lexical}

@@ -249,28 +249,10 @@ def _split_outside_quotes(request: str) -> list[str]:
 _QUOTED = quoted_pattern(200)
 
 
-#: A part that tells where the user stands instead of asking: a first-person statement of a state
-#: or an activity ("I'm feeling a bit down", "I am researching marine biodiversity", "we were in
-#: Rome last week"), not one of a need ("I'm looking for", "I need", "I'd like"), nor a question.
-_SCENE = re.compile(
-    r"^\W*(?:(?:and|also|but|so|well|additionally|plus|btw)\W+)*(?:i|we)(?:\s+(?:really|just|currently|also))?"
-    r"(?:'m|’m|'re|’re|\s+am|\s+are|\s+was|\s+were|\s+have been|'ve been|’ve been|\s+feel|\s+felt)\b"
-    r"(?!\s+(?:(?:\w+ly\s+)?(?:looking|searching|trying|hoping|wondering|interested|planning|going|about|in need|after)\b))",
-    re.IGNORECASE,
-)
-
-
 def next_part(text: str) -> int:
     """Where the next part of a request starts in ``text`` (``_REQUEST_SPLIT``), or its length."""
     m = _REQUEST_SPLIT.search(text[:4_000])
     return m.start() if m else len(text)
-
-
-def sets_scene(part: str) -> bool:
-    """Whether a part of a request only says where the user stands ("I'm researching water
-    legislation", "I'm feeling a bit down") rather than asking for something a tool would do:
-    such a part needs no tool of its own."""
-    return "?" not in part and _SCENE.match(part) is not None
 
 
 def split_request(request: str, min_words: int = 2) -> list[str]:

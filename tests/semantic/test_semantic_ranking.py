@@ -80,30 +80,6 @@ def test_a_part_no_tool_serves_makes_the_request_unserved(semantic: Any) -> None
     assert Category.NO_SUITABLE_TOOL in unserved.categories
 
 
-def test_a_part_that_only_sets_the_scene_needs_no_tool(semantic: Any) -> None:
-    guard = Guard(TOOLS, semantic=semantic)
-    for scene in ("I'm researching Scandinavian climate trends.", "I'm feeling a bit gloomy today.", "We were in Norway last summer."):
-        decision = guard.preflight([("user", f"{scene} What's the weather in Oslo? Also translate 'hello' into German.")])
-        assert Category.NO_SUITABLE_TOOL not in decision.categories, scene
-    # Everyday negatives: a need, a plan and a question are asked for, and stay unserved without a tool
-    for ask in ("I'm looking for a large pepperoni pizza delivered tonight.", "I'm planning to order a pepperoni pizza for dinner.",
-                "Can you order me a large pepperoni pizza for dinner?"):
-        decision = guard.preflight([("user", f"{ask} What's the weather in Oslo?")])
-        assert Category.NO_SUITABLE_TOOL in decision.categories, ask
-
-
-def test_which_parts_set_the_scene() -> None:
-    from guard.checks.relevance import sets_scene
-
-    assert sets_scene("I'm researching the legal implications of water legislation")
-    assert sets_scene("Also, I am currently working on my thesis")
-    assert sets_scene("we were in Rome last week")
-    # Everyday negatives: a need, a search and a question ask for something
-    assert not sets_scene("I need the opening hours of the Louvre")
-    assert not sets_scene("I'm looking for hotels in Paris")
-    assert not sets_scene("am I eligible for a refund?")
-
-
 def _ctx(semantic: Any, tools: list[dict[str, Any]], call: dict[str, Any], *users: str) -> CheckContext:
     registry = ToolRegistry(tools)
     parsed = ToolCall.from_any(call)
