@@ -116,6 +116,9 @@ _DAY_MONTH_IN_TEXT = re.compile(
     re.IGNORECASE,
 )
 _YEAR_IN_TEXT = re.compile(r"current year is (\d{4})", re.IGNORECASE)
+#: A day, a month and a year with dots between, as Europe writes them: "11.03.2025" (with slashes
+#: the order is ambiguous, with dots it is not).
+_DOTTED_DATE = re.compile(r"(?<![\d.\w])(?<!version )(?<!release )(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\d.]\d)", re.IGNORECASE)
 
 #: The clock a replay runs on (``replay_clock``); None: the machine's.
 _REPLAY_NOW: ContextVar[datetime | None] = ContextVar("guard_replay_now", default=None)
@@ -160,6 +163,11 @@ def stated_date(text: str, year_only: bool = True) -> datetime | None:
             pass
     if found := _foreign_date(text):
         return found
+    if m := _DOTTED_DATE.search(text):
+        try:
+            return datetime(int(m.group(3)), int(m.group(2)), int(m.group(1)))
+        except ValueError:
+            pass
     if m := _CJK_DATE.search(text):
         try:
             return datetime(int(m.group(1)), int(m.group(2)), int(m.group(3)))

@@ -97,3 +97,16 @@ def test_a_replay_clock_pins_what_a_conversation_without_a_date_is_read_against(
         # a date the conversation states wins over the clock
         assert Conversation.from_messages([("system", "Today is 2021-09-27."), ("user", "hi")]).reference_time == datetime(2021, 9, 27)
     assert clock() != pinned  # the machine's clock again outside
+
+
+def test_a_date_written_with_dots_is_day_month_year():
+    from datetime import datetime
+
+    from guard.conversation import Conversation, stated_date
+
+    assert stated_date("Heute ist Dienstag, der 11.03.2025.") == datetime(2025, 3, 11)
+    assert Conversation.from_messages([("system", "Aujourd'hui : 05.06.2025"), ("user", "demain")]).reference_time == datetime(2025, 6, 5)
+    # Everyday negatives: a version number, a dotted number with more parts, a day that does not exist
+    assert stated_date("Version 1.2.2025 released") is None
+    assert stated_date("build v10.20.2025.1") is None
+    assert stated_date("see 31.02.2025") is None
