@@ -112,6 +112,10 @@ def unspaced(text: str) -> bool:
 
 
 #: Articles, the common prepositions and "and"/"or": the words every list below leaves out.
+#: The hours each part of the day spans: its first hour and the hour it ends (an evening ends at
+#: midnight); hours where two meet (17) belong to both.
+DAY_PARTS: dict[str, tuple[int, int]] = {"morning": (5, 12), "afternoon": (12, 18), "evening": (17, 24)}
+
 #: Fractions as people say them ("about a third", "two thirds of the way"): the share each names.
 FRACTIONS: dict[str, float] = {
     "half": 1 / 2, "a third": 1 / 3, "one third": 1 / 3, "two thirds": 2 / 3, "a quarter": 1 / 4, "one quarter": 1 / 4,

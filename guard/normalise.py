@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time
 from functools import lru_cache
 
-from guard.lexicon import MONTHS, WEEKDAY_SHORT, WEEKDAYS
+from guard.lexicon import DAY_PARTS, MONTHS, WEEKDAY_OR_SHORT_PATTERN, WEEKDAY_SHORT, WEEKDAYS
 
 # --- text -------------------------------------------------------------------------------------
 
@@ -474,18 +474,13 @@ def _relative_forms(d: date, today: date) -> list[str]:
 
 
 #: The words that name the part of the day an hour falls in, so that "6" with them is 6 pm.
-_PART_OF = r"(?:(?:in the|this|tomorrow|tmrw|at|on|saturday|sunday|monday|tuesday|wednesday|thursday|friday|mon|tues?|weds?|thu|thurs?|fri|sat|sun) )?"
-_DAY_PART = {
-    **dict.fromkeys(range(5, 12), rf"{_PART_OF}morning"),
-    **dict.fromkeys(range(12, 18), rf"{_PART_OF}afternoon"),
-    **dict.fromkeys(range(17, 24), rf"tonight|{_PART_OF}(?:evening|night)"),
-}
-
+_PART_OF = rf"(?:(?:in the|this|tomorrow|tmrw|at|on|{WEEKDAY_OR_SHORT_PATTERN}) )?"
+_PART_WORDS = {"morning": rf"{_PART_OF}morning", "afternoon": rf"{_PART_OF}afternoon", "evening": rf"tonight|{_PART_OF}(?:evening|night)"}
+#: The part each hour falls in (``lexicon.DAY_PARTS``; 17 is an evening's).
+_DAY_PART = {h: _PART_WORDS[part] for part, (first, end) in DAY_PARTS.items() for h in range(first, end)}
 #: The parts of the day a range may end in at each hour: a morning "9 to 12", an afternoon "2 to 5"
 #: or "1 to 6", an evening "7 to 11".
-_RANGE_END_PART = {h: "|".join(dict.fromkeys(part for hours, part in (
-    (range(6, 13), rf"{_PART_OF}morning"), (range(13, 19), rf"{_PART_OF}afternoon"), (range(18, 24), rf"tonight|{_PART_OF}(?:evening|night)")
-) if h in hours)) or "(?!)" for h in range(24)}
+_RANGE_END_PART = {h: "|".join(_PART_WORDS[part] for part, (first, end) in DAY_PARTS.items() if first < h <= end) or "(?!)" for h in range(24)}
 
 
 #: Words after a number that make it no hour ("around 2 miles", "at 10 percent").

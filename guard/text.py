@@ -37,7 +37,8 @@ _SITE = r"(?:home\s?page|web\s?site|web\s?page|main\s+page|landing\s+page)"
 _NAMED_SITE = re.compile(rf"\b(?:the\s+)?{_SITE}\s+(?:of|for)\s+(?:the\s+)?{_NAME}|\b{_NAME}(?:['’]s)?\s+{_SITE}\b")
 
 
-def named_sites(text: str) -> list[tuple[int, str]]:
+@lru_cache(maxsize=256)  # the preflight and the derivations read the same messages
+def named_sites(text: str) -> tuple[tuple[int, str], ...]:
     """The sites a text names by their homepage, as (where the name starts, the name): "GitHub"
     in "a screenshot of GitHub's homepage". Read in the first 4,096 characters."""
     found = []
@@ -45,4 +46,4 @@ def named_sites(text: str) -> list[tuple[int, str]]:
         group = 1 if m.group(1) else 2
         if not all(w.lower() in STOPWORDS for w in m.group(group).split()):  # "The homepage loads slowly"
             found.append((m.start(group), m.group(group)))
-    return found
+    return tuple(found)

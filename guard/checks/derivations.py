@@ -947,8 +947,8 @@ def _two_of_us(value: object, ctx: Context) -> Derivation | None:
 _JUST_ME = re.compile(r"\b(?:just|only) (?:me|myself|1|one)\b|\bby myself\b|\b(?:travell?ing )?solo\b|\bon my own\b", re.IGNORECASE)
 _FIRST_PERSON = re.compile(r"\b(?:i|me|my|myself|i'm|i’m|im)\b", re.IGNORECASE)
 _OTHERS = re.compile(
-    rf"\b(?:we|us|our|ourselves|family|kids?|children|group|team|friends?|colleagues|together|party|guests|people|adults|persons|travell?ers|{_RELATIONS}s?)\b"
-    r"|\b(?:two|three|four|five|six|seven|eight|nine|ten|\d+) (?:of|adults?|people|persons|guests|passengers|travell?ers|tickets|seats|rooms)\b"
+    rf"\b(?:we|us|our|ourselves|family|kids?|children|group|team|friends?|colleagues|together|{'|'.join(sorted(_PEOPLE_WORDS))}|{_RELATIONS}s?)\b"
+    rf"|\b(?:two|three|four|five|six|seven|eight|nine|ten|\d+) (?:of|tickets|seats|rooms|{'|'.join(sorted(_PEOPLE_WORDS))})\b"
     r"|\b(?:and|with|plus) (?-i:[A-Z][a-z]+)\b",
     re.IGNORECASE,
 )
@@ -1113,10 +1113,11 @@ def _described_choice(value: object, ctx: Context) -> Derivation | None:
         return None, f"one of the values the description lists ({', '.join(items[:6])}{', ...' if len(items) > 6 else ''})"
     # a description that is only the list of its choices: "metric or imperial", "'real' or 'all'"
     whole = _ALTERNATIVES.fullmatch(ctx.description.strip().rstrip("."))
-    if whole is not None and wanted in {w.strip("'\"`").casefold() for w in re.split(r"\s*(?:\bor\b|\||/)\s*", whole[0])}:
-        said = {w.strip("'\"`").casefold() for w in re.split(r"\s*(?:\bor\b|\||/)\s*", whole[0]) for _, text in ctx.normalised if f" {normalise_text(w)} " in text}
+    choices = {w.strip("'\"`").casefold() for w in re.split(r"\s*(?:\bor\b|\||/)\s*", whole[0])} if whole else set()
+    if wanted in choices:
+        said = {c for c in choices for _, text in ctx.normalised if f" {normalise_text(c)} " in text}
         if said and wanted not in said:
-            return None
+            return None  # the user named another of them
         return None, f"one of the values the description gives ({whole[0]})"
     return None
 
@@ -1272,7 +1273,7 @@ def _country_said(forms: tuple[str, ...], ctx: Context) -> tuple[int, str] | Non
     """Where the user named a country in any of its forms: (message index, the form)."""
     for form in forms:
         if _is_code(form) and form.isupper():
-            found = next((i for i, text in ctx.said if re.search(rf"(?<![A-Za-z]){form}(?![A-Za-z])", text)), None)
+            found = measures.code_said(form, ctx.said)
         else:
             found = _said_phrase(form, ctx)
         if found is not None:
@@ -1315,9 +1316,7 @@ def _said_by_initials(name: str, ctx: Context) -> int | None:
     words = name.split()
     if not 2 <= len(words) <= 4 or not all(w[:1].isupper() and w.isalpha() for w in words):
         return None
-    initials = "".join(w[0] for w in words)
-    pattern = re.compile(rf"(?<![A-Za-z]){initials}C?(?![A-Za-z])")  # "NYC" names New York (City), as "SLC" Salt Lake
-    return next((i for i, text in ctx.said if pattern.search(text[:_READ])), None)
+    return measures.code_said("".join(w[0] for w in words), ctx.said, suffix="C?")  # "NYC" names New York (City), as "SLC" Salt Lake
 
 
 def _initials_expanded(value: object, ctx: Context) -> Derivation | None:

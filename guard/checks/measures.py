@@ -702,6 +702,14 @@ def _airports() -> dict[str, frozenset[str]]:
     return table
 
 
+def code_said(code: str, said: Iterable[tuple[int, str]], suffix: str = "") -> int | None:
+    """Where a code was written as it is, not inside a word ("ORD", "UK"; ``suffix`` a regex the
+    code may be followed by: "C?" for "NYC"): the message index, in each message's first 4,096
+    characters."""
+    pattern = re.compile(rf"(?<![A-Za-z]){re.escape(code)}{suffix}(?![A-Za-z])")
+    return next((i for i, text in said if pattern.search(text[:_CACHED_TEXT])), None)
+
+
 def airport_code(value: object, ctx: Context) -> Derivation | None:
     """``destination: "LHR"`` from "to Heathrow", ``"SEA"`` from "flights to Seattle": the IATA
     code of an airport the user named, or of one in the city the user named, for a parameter
@@ -735,10 +743,8 @@ def airport_name(value: object, ctx: Context) -> Derivation | None:
     known = set(normalise_text(f"{airport.get('name') or ''} {city}").split()) | _AIRPORT_KINDS | {"intl", "airport"}
     if not set(normalise_text(m[1]).split()) <= known:
         return None
-    code = re.compile(rf"(?<![A-Za-z]){m[2]}(?![A-Za-z])")
-    for index, text in ctx.said:
-        if code.search(text[:_CACHED_TEXT]):
-            return index, f"{m[2]} -> {value}"
+    if (index := code_said(m[2], ctx.said)) is not None:
+        return index, f"{m[2]} -> {value}"
     for index, text in ctx.normalised:
         if city and f" {city} " in text:
             return index, f"{city} ({m[2]}) -> {value}"
@@ -757,8 +763,7 @@ def airport_written(value: object, ctx: Context) -> Derivation | None:
         return None
     code = value.split()[0] if len(rest) == 1 and re.fullmatch(r"[A-Z]{3}", value.split()[0]) else None
     if code is not None and code in _airport_table():
-        pattern = re.compile(rf"(?<![A-Za-z]){code}(?![A-Za-z])")
-        found = next((i for i, text in ctx.said if pattern.search(text[:_CACHED_TEXT])), None)
+        found = code_said(code, ctx.said)
         return (found, f"{code} -> {value}") if found is not None else None
     name = " ".join(rest)
     if name not in _airport_names():
@@ -1488,21 +1493,32 @@ def warm() -> None:
 
 @_once
 def _physical_constants() -> dict[str, tuple[tuple[str, float], ...]]:
-    """Word -> the physical constants whose CODATA name has it (``scipy.constants``: "gravity" ->
-    standard acceleration of gravity, "light" -> speed of light in vacuum)."""
-    from scipy.constants import physical_constants
+    """Word -> the physical constants whose name (or an alias of four letters or more) has it, with
+    their SI value: pint's own table of constants (``constants_en.txt``: "gravity" -> standard
+    gravity, "light" -> speed of light), read once."""
+    from importlib.resources import files
 
+    units = _registry()
     found: dict[str, list[tuple[str, float]]] = {}
-    for name, (value, _unit, _uncertainty) in physical_constants.items():
-        for word in set(normalise_text(name).split()):
-            if len(word) >= 4:
-                found.setdefault(word, []).append((name, float(value)))
+    for line in (files("pint") / "constants_en.txt").read_text(encoding="utf-8").splitlines():
+        names = [n.strip() for n in line.split("#")[0].split("=")]
+        if len(names) < 2 or not re.fullmatch(r"[a-z_]+", names[0]):
+            continue
+        try:
+            value = float(units.Quantity(1, names[0]).to_base_units().magnitude)
+        except Exception:  # a definition pint cannot evaluate alone: no constant to compare with
+            continue
+        for name in [names[0], *(n for n in names[2:] if len(n) >= 4 and re.fullmatch(r"[a-z_]+", n))]:
+            for word in set(name.split("_")):
+                if len(word) >= 4:
+                    found.setdefault(word, []).append((name.replace("_", " "), value))
     return {w: tuple(c) for w, c in found.items()}
 
 
 def physical_constant(value: object, ctx: Context) -> Derivation | None:
-    """``gravity: 9.81``, ``speed_of_light: 3e8``: a physical constant the parameter names, to the
-    value's precision; a well-known constant is no fact the user must state."""
+    """``gravity: 9.81``, ``speed_of_light: 3e8``: a physical constant the parameter names (every
+    word of the parameter's name is a word of the constant's), to the value's precision; a
+    well-known constant is no fact the user must state."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value or not math.isfinite(value):
         return None
     words = {w for w in ctx.words if len(w) >= 4}

@@ -99,7 +99,8 @@ def indefinite(text: str, is_parameter: Callable[[str], bool]) -> list[Reference
 
 
 def _resolved(text: str, end: int) -> bool:
-    """Whether a value follows the reference closely, within its sentence."""
+    """Whether a value follows the reference closely, within its sentence and its part of the
+    request."""
     rest = text[end:]
     stop = _SENTENCE_END.search(rest)
     rest = rest[: stop.start()] if stop else rest

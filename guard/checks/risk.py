@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from guard.checks.measures import in_order
 from guard.checks.relevance import stem
-from guard.lexicon import STOPWORDS
+from guard.lexicon import DAY_PARTS, STOPWORDS
 from guard.normalise import normalise_text, number_key, parse_temporal
 from guard.registry import name_words
 
@@ -372,20 +372,18 @@ def _path_listed(value: str, said: str, results: str) -> bool:
     return len(parts) >= 2 and all(_found(p, said, results) for p in parts) and any(_found(p, "", results) for p in parts[-1:])
 
 
-#: The hours each part of the day spans, as people use them for a meeting.
-_DAY_PARTS = {"morning": (6, 12), "afternoon": (12, 18), "evening": (17, 23), "tonight": (17, 23)}
-
-
 def _slot_in_named_part(value: str, said: str, results: str) -> bool:
     """Whether a date-time falls inside a part of the day the user named ("a free hour tomorrow
-    afternoon": 15:00) on a day the conversation or a tool result gives (its ISO date written
-    there): the slot the model picked, as the user asked it to."""
-    parsed = parse_temporal(value) if len(value) <= 40 else None
+    afternoon": 15:00; ``lexicon.DAY_PARTS``, "tonight" an evening) on a day the conversation or a
+    tool result gives (its ISO date written there): the slot the model picked, as the user asked
+    it to."""
+    words = set(_words_of(said))
+    named = [hours for part, hours in DAY_PARTS.items() if part in words or (part == "evening" and "tonight" in words)]
+    parsed = parse_temporal(value) if named and len(value) <= 40 else None  # the words first: parsing costs more
     if parsed is None or parsed.date is None or parsed.time is None:
         return False
-    words = set(_words_of(said))
     hour = parsed.time.hour + parsed.time.minute / 60
-    inside = any(part in words and start <= hour <= end for part, (start, end) in _DAY_PARTS.items())
+    inside = any(first <= hour <= end for first, end in named)
     day = f" {normalise_text(parsed.date.isoformat())} "  # the haystacks are normalised: "2026 03 13"
     return inside and (day in _normalised(said) or day in _normalised(results))
 

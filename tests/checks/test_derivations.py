@@ -900,9 +900,9 @@ def test_which_sites_a_text_names_by_their_homepage() -> None:
 
     assert [n for _, n in named_sites("a screenshot of GitHub's homepage and the website of The Guardian")] == ["GitHub", "The Guardian"]
     # Everyday negatives: a homepage of nobody named, a sentence's first word, a site in lower case
-    assert named_sites("my website is down again") == []
-    assert named_sites("The homepage loads slowly") == []
-    assert named_sites("the homepage of my bakery") == []
+    assert named_sites("my website is down again") == ()
+    assert named_sites("The homepage loads slowly") == ()
+    assert named_sites("the homepage of my bakery") == ()
 
 
 def test_the_speaker_alone_counts_one_person() -> None:
