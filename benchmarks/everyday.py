@@ -10,8 +10,11 @@ ask_human, block) is a false one.
 - ``blind23.jsonl`` (90 calls: 50 single, 40 trajectory steps in six languages): written by a
   helper who read neither the project nor the datasets, first measured before any rule was
   changed for it (the closing note of the stop that added it says which figures are blind).
+- ``blind24.jsonl`` (142 calls: 70 single in the style of function-calling leaderboards'
+  textbook and live requests and of developer tools, 72 steps of 14 agent trajectories with
+  tool results), written the same way by a later helper and measured blind the same way.
 
-    python -m guard_bench.everyday [--semantic] [--set blind23|tuned] [-v]
+    python -m guard_bench.everyday [--semantic] [--set blind23|blind24|tuned] [-v]
 """
 
 from __future__ import annotations

@@ -423,10 +423,11 @@ def _weekday_of_month(d: date, today: date) -> list[str]:
 
 def _weekday_forms(index: int) -> str:
     """A weekday's name and the ways people shorten it ("wed", "thurs", "fri"); not "the sun", nor
-    "sat" as a verb ("sat on the sofa")."""
+    "sat" as a verb ("sat on the sofa"), unless a word that names a day stands before it ("this
+    sat at 8pm")."""
     name = _WEEKDAYS[index]
-    short = [rf"(?<!the ){a}" if a == "sun" else rf"{a}(?! (?:on|down|in|at|there|by|with|up|back)(?!\S))" if a == "sat" else a
-             for a in WEEKDAY_SHORT[name]]
+    sat = r"(?:(?<=this )|(?<=next )|(?<=on )|(?<=coming ))sat|sat(?! (?:on|down|in|at|there|by|with|up|back)(?!\S))"
+    short = [rf"(?<!the ){a}" if a == "sun" else sat if a == "sat" else a for a in WEEKDAY_SHORT[name]]
     return "(?:" + "|".join([name, *short]) + ")"
 
 

@@ -74,7 +74,7 @@ from guard.checks.relevance import STOPWORDS, ToolScore, split_request, stem
 from guard.checks.relevance import lexical_index
 from guard.checks.relevance import rank_tools as lexical_rank
 from guard.conversation import Conversation
-from guard.lexicon import GRAMMAR_WORDS, TOOL_VERBS
+from guard.lexicon import GRAMMAR_WORDS, NOUN_LIKE_VERBS, TOOL_VERBS
 from guard.models import Finding
 from guard.normalise import normalise_text
 from guard.policy import SemanticConfig
@@ -1070,11 +1070,13 @@ def selection_check(ctx: Any) -> list[Finding]:
         return []
     if (
         (verb := _act_verb(ctx.spec, prefix)) and _act_verb(better, prefix) is None
-        and _nouns(ctx.spec, prefix) & _nouns(better, prefix) and _asked_for(verb, users[-1])
+        and _nouns(ctx.spec, prefix) & _nouns(better, prefix)
+        and (_asked_for(verb, users[-1]) or any(_asked_for(v, texts[part]) for v in _same_kind(verb)))
     ):
         # "Yes, please book it for me": the user's latest words ask for this very act on the thing
         # both tools deal in, so the one that only finds it (find_workshops for book_workshop)
-        # is no better choice
+        # is no better choice; so does the part the call serves asking for an act of its kind
+        # ("rename getUserData everywhere": edit_file, not read_file)
         return []
     weak = float(rows[part, best]) < semantic.selection_floor
     confidence, reading = _selection_confidence(ctx.spec, better, prefix, steps=bool(done) or len(plan[0][1]) > 1, weak=weak)
@@ -1190,6 +1192,14 @@ def _asked_for(verb: str, text: str) -> bool:
 
 
 _NEGATIONS = frozenset("not don't dont never no without nor isn't aren't won't shouldn't".split())
+
+
+@lru_cache(maxsize=256)
+def _same_kind(verb: str) -> tuple[str, ...]:
+    """The verbs of the kind of act ``verb`` is (``TOOL_VERBS``: "edit", "rename", "replace" all
+    update), less those that are as often nouns."""
+    kinds = [words for kind, words in TOOL_VERBS.items() if kind in ("create", "update", "delete") and verb in words]
+    return tuple(sorted(set().union(*kinds) - NOUN_LIKE_VERBS)) if kinds else ()
 
 
 def _nouns(spec: ToolSpec, prefix: str | None = None) -> set[str]:

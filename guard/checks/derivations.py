@@ -488,6 +488,33 @@ def _year_bounds(value: object, ctx: Context) -> Derivation | None:
 _LOOK_BACK = 40
 
 
+#: Two years joined as people write a season, a school or a fiscal year: "2019-20", "2019/2020",
+#: "2019–20", "2019 to 2020".
+_YEAR_SPAN = re.compile(r"(?<![\d/.:-])((?:19|20)\d\d)\s*(?:-|–|/|\bto\b|\bthrough\b)\s*(\d\d(?:\d\d)?)(?![\d/:-]|\.\d)")
+
+
+def _year_span_of(m: re.Match[str]) -> tuple[int, int] | None:
+    """The first and last year of a span "2019-20" (2019, 2020), "1999-00" (1999, 2000); None when
+    the second is no later year within a century."""
+    first, second = int(m[1]), int(m[2])
+    if len(m[2]) == 2:
+        second += first - first % 100 + (100 if second <= first % 100 else 0)
+    return (first, second) if first < second < first + 100 else None
+
+
+def _year_span(value: object, ctx: Context) -> Derivation | None:
+    """``season: "2019-20"`` from "the 2019-2020 season", ``"2019/2020"`` from "FY 2019-20": the
+    same span of years the user said, written the other way."""
+    m = _YEAR_SPAN.fullmatch(value.strip()) if isinstance(value, str) and len(value) <= 16 else None
+    if m is None or (span := _year_span_of(m)) is None:
+        return None
+    for index, text in ctx.said:
+        for found in itertools.islice(_YEAR_SPAN.finditer(text[:_READ]), _MAX_SPANS):
+            if _year_span_of(found) == span:
+                return index, f"{found[0]} -> {value}"
+    return None
+
+
 _MONTH_DAY = re.compile(r"^(\d{1,2})-(\d{1,2})$")
 
 
@@ -1229,10 +1256,10 @@ def _gender(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
-#: Countries by every form a value or a user gives them: names, demonym, ISO 3166 codes. No country
-#: library is a dependency, so this is the small table of the most-mentioned countries; a country
-#: missing here stays ungrounded (a question to the human, never a wrong acceptance). Two- and
-#: three-letter codes count as said only in capitals ("US", not "us").
+#: The forms of the most-mentioned countries that no library gives: demonyms ("British") and
+#: everyday names ("America", "Holland"), with their ISO 3166 codes to join them to ``pycountry``'s
+#: and ``babel``'s names (``_country_forms``). Two- and three-letter codes count as said only in
+#: capitals ("US", not "us").
 _COUNTRIES: tuple[tuple[str, ...], ...] = (
     ("United States", "United States of America", "America", "American", "U.S.", "U.S.A.", "US", "USA"),
     ("United Kingdom", "Great Britain", "Britain", "British", "UK", "GB", "GBR"),
@@ -1274,6 +1301,8 @@ def _country_said(forms: tuple[str, ...], ctx: Context) -> tuple[int, str] | Non
     for form in forms:
         if _is_code(form) and form.isupper():
             found = measures.code_said(form, ctx.said)
+        elif unspaced(form):  # "日本の人口": a name inside a run of characters
+            found = next((i for i, text in ctx.said if form in text[:_READ]), None)
         else:
             found = _said_phrase(form, ctx)
         if found is not None:
@@ -1281,13 +1310,23 @@ def _country_said(forms: tuple[str, ...], ctx: Context) -> tuple[int, str] | Non
     return None
 
 
+def _country_forms(value: str) -> tuple[str, ...]:
+    """Every form of the country a value names: the table's (demonyms, everyday names such as
+    "Holland"), and its names and codes in ``pycountry`` and in the other common languages
+    (``measures.country_forms``: "Brasile" for Brazil)."""
+    forms = _COUNTRY_OF.get(normalise_text(value), ())
+    code = next((f for f in forms if len(f) == 2 and f.isupper()), None) or measures.country_code(value)
+    return tuple(dict.fromkeys((*forms, *(measures.country_forms(code) if code else ()))))
+
+
 def _country(value: object, ctx: Context) -> Derivation | None:
-    """``culture: "British"`` from "from the UK", ``country: "USA"`` from "the United States":
-    a country's name, demonym or code for a country the user named in another form."""
-    if not isinstance(value, str):
+    """``culture: "British"`` from "from the UK", ``country: "USA"`` from "the United States",
+    ``country: "Brazil"`` from "la popolazione del Brasile": a country's name, demonym or code
+    for a country the user named in another form or language."""
+    if not isinstance(value, str) or len(value) > 60:
         return None
-    forms = _COUNTRY_OF.get(normalise_text(value))
-    if forms is None or (_is_code(value) and not value.isupper() and not _CODE_PARAMS & set(ctx.words)):
+    forms = _country_forms(value)
+    if not forms or (_is_code(value) and not value.isupper() and not _CODE_PARAMS & set(ctx.words)):
         return None  # "in", "it", "no" are words before they are codes
     if (said := _country_said(forms, ctx)) is None:
         return None
@@ -1414,6 +1453,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _duration,
     _relative_range,
     _year_bounds,
+    _year_span,
     _month_day,
     _stated_today,
     _day_of_stated_month,

@@ -278,12 +278,21 @@ def _siblings(args: Any, path: str) -> dict[str, Any] | None:
     return node if isinstance(node, dict) else None
 
 
+#: Name words of a field that holds a unit, and of one that holds the unit to convert into.
+_UNIT_WORDS = frozenset({"unit", "units", "uom"})
+_TARGET_UNIT_WORDS = frozenset({"to", "target", "into", "output", "dest", "destination", "desired", "result"})
+
+
 def _sibling_unit(args: Any, path: str) -> str | None:
-    """The unit a number's sibling field names (``{"quantity": 170, "unit": "g"}``: grams), in
-    words a unit reader knows; None without one."""
+    """The unit a number's sibling field names (``{"quantity": 170, "unit": "g"}``: grams;
+    ``{"value": 71, "from_unit": "in", "to_unit": "cm"}``: inches), in words a unit reader knows;
+    None without one."""
     if (node := _siblings(args, path)) is None:
         return None
-    written = next((node[k] for k in ("unit", "units", "uom", "unit_of_measure") if isinstance(node.get(k), str)), None)
+    fields = [(k, set(name_words(k).split())) for k, v in node.items() if isinstance(v, str) and isinstance(k, str) and len(k) <= 40]
+    # "unit", or a conversion's "from_unit" (the number is in it), never its "to_unit"
+    units = [k for k, words in fields if words & _UNIT_WORDS and not words & _TARGET_UNIT_WORDS]
+    written = node[units[0]] if units else None
     unit = unit_field(written) if written else None
     return str(unit) if unit is not None else None
 

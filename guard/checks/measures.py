@@ -45,6 +45,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import cache, lru_cache, wraps
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import babel
@@ -115,6 +116,9 @@ _ARTICLES = {"a": 1, "an": 1, "half a": 0.5, "half an": 0.5}
 #: One and a half of a unit, said the two ways people say it: "an hour and a half", "two and a
 #: half miles", "1 and a half cups".
 _AND_A_HALF = re.compile(r"\b(an?|one|two|three|four|five|six|seven|eight|nine|ten|\d{1,3})(?:\s+([^\W\d_]+))?\s+and\s+a\s+half(?:\s+([^\W\d_]+))?", re.IGNORECASE)
+#: A height in feet and inches written with marks: 5'11, 5' 11", 6′2″ (not the minutes and seconds
+#: of an angle, 40°26'46"; the inches under 12).
+_FEET_INCHES = re.compile(r"(?<![\w.°'′’])(\d)\s*['′’]\s*(\d{1,2}(?:\.\d+)?)\s*(?:\"|″|”|'')?(?![\w'′’.])")
 #: Between two parts of one compound quantity ("5 feet 10 inches", "2 hours and 30 minutes").
 _JOINED = re.compile(r"^\s*(?:,|and|,\s*and)?\s*$")
 #: How much of a message the rules read (its start), and how many words of a parameter's
@@ -196,6 +200,9 @@ def _read_quantities(text: str, keep_articles: bool = False) -> tuple[Quantity, 
         q = _with_unit(float(numbers[-1]), m[4], m.start(3) if m[3] else m.start(2), m.start(4))
         if q is not None:
             found += [Quantity(float(n), q.unit, f"{n} {m[4].split()[0]}", m.start(), m.end()) for n in numbers]
+    for m in itertools.islice(_FEET_INCHES.finditer(text), 16):  # 5'11: 71 inches
+        if float(m[2]) < 12:
+            found.append(Quantity(int(m[1]) * 12 + float(m[2]), _registry().inch, m[0], m.start(), m.end()))
     halves = []
     for m in itertools.islice(_AND_A_HALF.finditer(text), 16):
         number = 1 if m[1].casefold() in ("a", "an") else parse_number(m[1].casefold())
@@ -648,7 +655,39 @@ def _written_in(message: str, whole: bool = False) -> str | None:
     text = quoted_text(quoted) if quoted else message[:_CACHED_TEXT]
     if _english(text):
         return "english"
-    return next((language for language, script in _SCRIPTS if script.search(text)), None)
+    if found := next((language for language, script in _SCRIPTS if script.search(text)), None):
+        return found
+    code = identified_language(text)
+    return normalise_text(babel.Locale("en").languages[code]) if code else None
+
+
+#: How sure the language identifier must be, and how many words it needs, to name a language.
+_IDENTIFIED = 0.9
+_IDENTIFIED_WORDS = 3
+
+
+@_once
+def _language_identifier() -> Any:
+    """``py3langid``'s classifier (langid.py's model), restricted to the common languages
+    (``DATE_LANGUAGES``), with probabilities; loaded once (under a second)."""
+    import py3langid
+    from py3langid.langid import LanguageIdentifier
+
+    model = Path(py3langid.__file__).parent / "data" / "model.npz.xz"
+    identifier = LanguageIdentifier.from_modelpath(str(model), norm_probs=True)
+    identifier.set_languages(list(DATE_LANGUAGES))
+    return identifier
+
+
+@lru_cache(maxsize=1024)
+def identified_language(text: str) -> str | None:
+    """The language a text of three words or more is written in ("quel temps fera-t-il à Lyon
+    demain ?": "fr"), when the identifier is sure of it; None otherwise ("5'11 in cm?")."""
+    text = text[:_CACHED_TEXT]
+    if len(_WORD.findall(text)) < _IDENTIFIED_WORDS:
+        return None
+    code, probability = _language_identifier().classify(text)
+    return code if probability >= _IDENTIFIED else None
 
 
 #: Words of a parameter's name that say it takes the language something is written in.
@@ -687,18 +726,24 @@ def _airport_table() -> dict[str, dict[str, Any]]:
 @_once
 def _airports() -> dict[str, frozenset[str]]:
     """IATA code -> the normalised names a traveller calls the airport by (``airportsdata``): its
-    city ("seattle"), and its own name without its city and its kind ("heathrow", "john f
-    kennedy", and that name's last word when it is a long one: "kennedy")."""
+    city ("seattle"), the city its name starts with before a dash ("montreal" for YUL, in
+    Dorval), and its own name without its city and its kind ("heathrow", "john f kennedy", and
+    that name's last word when it is a long one: "kennedy")."""
     table: dict[str, frozenset[str]] = {}
     for code, airport in _airport_table().items():
         city = normalise_text(airport.get("city") or "")
         own = [w for w in normalise_text(airport.get("name") or "").split() if w not in _AIRPORT_KINDS and w not in city.split()]
         names = {city} if city else set()
+        # the city an airport outside it is named for, before a dash: "Montréal-Pierre Elliott
+        # Trudeau" (in Dorval), "Dallas-Fort Worth", "Baltimore/Washington"
+        served = normalise_text(re.split(r"\s*[-/–]\s*", airport.get("name") or "", maxsplit=1)[0])
+        if served != normalise_text(airport.get("name") or "") and len(served) >= 4 and served not in _AIRPORT_KINDS:
+            names.add(served)
         if own and not all(w in STOPWORDS for w in own):
             names.add(" ".join(own))
             if len(own[-1]) >= 5:
                 names.add(own[-1])
-        table[code] = frozenset(names)
+        table[code] = frozenset(names | {_folded(n) for n in names})  # "montréal", and "montreal" as people type it
     return table
 
 
@@ -817,17 +862,28 @@ def country_of_place(value: object, ctx: Context) -> Derivation | None:
     if country is None:
         return None
     places = _place_countries()
+    raw = dict(ctx.said)
     for index, text in ctx.normalised:
         words = text[:_CACHED_TEXT].split()
         for n in (3, 2, 1):
             for i in range(1, len(words) - n + 1):
                 name = " ".join(words[i : i + n])
                 # a city is named after "in", "to", "for" ("the weather in lyon": "a nice day" names
-                # none); a state or region by its name alone ("Boulder, Colorado 80302")
+                # none), or written as a name inside a sentence in any language ("à Lyon demain");
+                # a state or region by its name alone ("Boulder, Colorado 80302")
                 codes, region = places.get(name, (frozenset(), False))
-                if country.alpha_2 in codes and (region or _cued(words, i, places) or _with_state(words, i + n, country.alpha_2)):
+                if country.alpha_2 in codes and (
+                    region or _cued(words, i, places) or _with_state(words, i + n, country.alpha_2) or _named_inside(raw.get(index, ""), name)
+                ):
                     return index, f"{words[i - 1]} {name} -> {value}"
     return None
+
+
+def _named_inside(text: str, name: str) -> bool:
+    """Whether a message writes a place's name capitalised inside a sentence ("quel temps à Lyon
+    demain", not "Nice to meet you")."""
+    words = r"\W+".join(re.escape(w.title()) for w in name.split())
+    return re.search(rf"[^\W\d_][\s,]+{words}(?![\w-])", text[:_CACHED_TEXT]) is not None
 
 
 def _country(value: str) -> Any:
@@ -965,6 +1021,42 @@ def _country_names() -> frozenset[str]:
             if (n := getattr(c, field, None)) is not None:
                 names.add(normalise_text(n))
     return frozenset(names)
+
+
+@_once
+def _localised_countries() -> dict[str, str]:
+    """Normalised names of countries in the other common languages (``DATE_LANGUAGES``; CLDR through
+    ``babel``: "brasile", "allemagne", "ブラジル") -> the ISO 3166-1 alpha-2 code; a name two
+    countries share in some language names neither."""
+    found: dict[str, set[str]] = {}
+    for language in DATE_LANGUAGES:
+        for code, name in babel.Locale(language).territories.items():
+            if len(code) == 2 and code.isalpha() and (n := normalise_text(name)):
+                found.setdefault(n, set()).add(code)
+    return {name: next(iter(codes)) for name, codes in found.items() if len(codes) == 1}
+
+
+def country_code(value: str) -> str | None:
+    """The ISO 3166-1 alpha-2 code of the country a value names: its code ("FR", "fra"), its
+    name in English (``pycountry``) or in another common language ("Brasile")."""
+    country = _country(value.strip())
+    if country is not None:
+        return country.alpha_2
+    code = _localised_countries().get(normalise_text(value)) if len(value) <= 60 else None
+    return code if code is not None and pycountry.countries.get(alpha_2=code) is not None else None
+
+
+@lru_cache(maxsize=512)
+def country_forms(code: str) -> tuple[str, ...]:
+    """Every form of one country by its alpha-2 code: the English names (``pycountry``: name,
+    common and official), the codes, and its names in the other common languages (``babel``)."""
+    country = pycountry.countries.get(alpha_2=code)
+    if country is None:
+        return ()
+    forms = [n for field in ("name", "common_name", "official_name") if (n := getattr(country, field, None))]
+    forms += [country.alpha_2, country.alpha_3]
+    forms += [name for language in DATE_LANGUAGES[1:] if (name := babel.Locale(language).territories.get(code))]
+    return tuple(dict.fromkeys(forms))
 
 
 def is_country(part: str) -> bool:
@@ -1489,6 +1581,7 @@ def warm() -> None:
     _place_countries()
     _zones()
     _holidays_of(date.today().year)
+    _language_identifier()
 
 
 @_once

@@ -49,7 +49,8 @@ _CONSEQUENTIAL_WORDS = frozenset(
 #: JSON Schema formats of the same kinds.
 _CONSEQUENTIAL_FORMATS = frozenset({"email", "idn-email", "uri", "url", "iri", "uri-reference", "uuid", "ipv4", "ipv6", "hostname", "idn-hostname"})
 
-#: Parameter words naming a measure, a count or a rating: a model may derive, convert or estimate it.
+#: Parameter words naming a measure, a count or a rating: a model may derive, convert or estimate
+#: it (a fair coin's probability), or choose it (how many decimal places to round to).
 _DERIVABLE_WORDS = frozenset(
     """
     size length width height depth weight mass distance duration radius diameter area volume
@@ -57,6 +58,7 @@ _DERIVABLE_WORDS = frozenset(
     interval rate ratio percentage percent score rating level severity intensity priority scale
     factor threshold growth degree degrees limit page results lines rows entries
     line offset timeout period window seconds secs minutes mins hours days ms ttl
+    probability chance odds decimals decimal precision digits rounding
     """.split()
 )
 #: Parameter words that name how many results a lookup shows when the schema bounds or defaults
@@ -96,6 +98,11 @@ _QUERY_WORDS = frozenset({"query", "q", "jql", "soql", "sql", "cql", "kql", "luc
 #: Parameter words naming a search pattern (a regex, a glob): the model writes the syntax around
 #: the words it searches for ("def slugify" for "where is slugify() defined").
 _PATTERN_WORDS = frozenset({"pattern", "regex", "regexp", "glob"})
+#: The syntax of a regular expression around its words ("@gmail\\.com$", "^ERROR").
+_REGEX_SYNTAX = re.compile(r"[\\^$*+?|()\[\]]")
+#: How a sort document says the order (MongoDB's 1 and -1, SQL's words), and the keys it sits under.
+_SORT_DIRECTIONS = (1, -1, "asc", "desc", "ASC", "DESC", "ascending", "descending")
+_SORT_WORDS = frozenset({"sort", "order", "orderby", "sorting", "ordering"})
 #: Description words that say a parameter takes a program or an expression ("Standard 5-field cron
 #: expression", "a regular expression"): its syntax is the model's.
 _PROGRAM_DESCRIPTIONS = frozenset({"expression", "cron", "crontab", "regex", "regexp", "formula", "script"})
@@ -194,8 +201,13 @@ def risk_of(
         return Risk("derivable", "descriptive text in the model's words, echoing what was said or returned")
     if isinstance(value, str) and words & _QUERY_WORDS and _literals_said(value, said, results, numbers):
         return Risk("derivable", "a query in the tool's own syntax whose values were said or returned")
-    if composed and words & _PATTERN_WORDS and _echoes(value, said, results):
+    if isinstance(value, str) and words & _PATTERN_WORDS and (composed or _REGEX_SYNTAX.search(value)) and _echoes(value, said, results):
         return Risk("derivable", "a search pattern in the tool's syntax around words that were said or returned")
+    if name.startswith("$") and isinstance(value, str) and len(value) <= 200 and (len(value.strip()) <= 3 or _echoes(value, said, results)):
+        # a query document's operator ({"$options": "i"}, {"$in": ...}): the syntax is the model's
+        return Risk("derivable", "an operator's argument in a query document, the model's syntax around what was said or returned")
+    if value in _SORT_DIRECTIONS and not isinstance(value, bool) and (words | set(name_words(parent).split())) & _SORT_WORDS:
+        return Risk("derivable", "a sort direction ({'created_at': -1} for 'the most recent'): how the answer is ordered")
     selector = words | set(name_words(parent).split()) if words & {"column", "field", "key", "property", "attribute"} else words
     if isinstance(value, str) and len(value) <= 64 and (
         selector & _SELECTOR_WORDS or {"order", "by"} <= selector or {"property", "name"} <= words or {"field", "name"} <= words
@@ -220,8 +232,8 @@ def _facts(value: str) -> list[str]:
     facts = []
     for m in _WORD_OR_NUMBER.finditer(value[:4_000]):
         word = m[0]
-        if word[0].isdigit():
-            facts.extend(n for n in re.findall(r"\d+", word) if n.strip("0"))
+        if word[0].isdigit():  # "$1,000" is one number, as the normalised haystack writes it
+            facts.extend(n for n in re.findall(r"\d+", re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", word)) if n.strip("0"))
         elif word[0].isupper() and word != "I" and not word.startswith(("I'", "I’")) and not _SENTENCE_START.search(value[max(0, m.start() - 8) : m.start()]):
             facts.append(word)
     return facts

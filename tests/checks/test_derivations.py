@@ -939,3 +939,30 @@ def test_a_default_the_description_quotes() -> None:
     assert derive("work", "calendar_id", said, description="default 'primary'") is None
     assert derive("primary", "calendar_id", said, description="e.g. 'primary'") is None
     assert derive("primary", "calendar_id", said) is None
+
+
+def test_a_span_of_years_written_the_other_way() -> None:
+    said = [(0, "How many points per game did LeBron James average in the 2019-2020 NBA season?")]
+    assert derive("2019-20", "season", said) is not None
+    assert derive("2019/20", "season", said) is not None
+    assert derive("1999-00", "season", [(0, "the 1999-2000 season")]) is not None
+    # Everyday negatives: another span, two years said apart, a phone number's digits
+    assert derive("2019-21", "season", said) is None
+    assert derive("2019-20", "season", [(0, "compare the 2019 and 2020 budgets")]) is None
+    assert derive("2019-20", "season", [(0, "call me at 555-2019-2020")]) is None
+
+
+def test_this_sat_is_a_saturday_and_sat_at_the_table_is_not() -> None:
+    tools = [{"name": "reserve_table", "description": "Books a table.", "parameters": {"type": "object", "properties": {
+        "date": {"type": "string", "description": "YYYY-MM-DD"}}, "required": ["date"]}}]
+
+    def action(date_value: str, text: str) -> str:
+        messages = [{"role": "system", "content": "Current date: Wednesday, 2024-05-08."}, {"role": "user", "content": text}]
+        return Guard(tools).check({"name": "reserve_table", "args": {"date": date_value}}, messages).action.value
+
+    assert action("2024-05-11", "book nobu malibu for 4 this sat at 8pm") == "allow"
+    assert action("2024-05-11", "next sat works") == "allow"
+    # Everyday negatives: "sat" as a verb, another day, the sun
+    assert action("2024-05-11", "we sat at the bar for an hour") != "allow"
+    assert action("2024-05-12", "book it for this sat at 8pm") != "allow"
+    assert action("2024-05-12", "lunch in the sun at 1") != "allow"

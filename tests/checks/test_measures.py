@@ -562,3 +562,66 @@ def test_a_lookups_language_is_the_one_the_user_writes_in() -> None:
     assert derive("en", "target_language", said("translate 'bonjour' please, I want to know what it says")) is None
     assert derive("ja", "lang", said("what's the weather in tokyo tomorrow?"), description="Response language") is None
     assert derive("ko", "lang", said("明日の東京の天気は？")) is None
+
+
+def test_a_height_in_feet_and_inches_written_with_marks() -> None:
+    assert [(q.magnitude, str(q.unit)) for q in quantities("5'11 in cm?")] == [(71.0, "inch")]
+    assert derive(180.34, "height_cm", said('I\'m 5\' 11" tall')) is not None
+    assert derive(188, "height", said("he's 6′2″"), description="Height in centimetres") is not None
+    # Everyday negatives: the minutes and seconds of a coordinate, a song's length, a quote mark
+    assert quantities("meet at 40°26'46\"N 79°58'56\"W") == ()
+    assert quantities("a 3'45\" song") == ()
+    assert quantities("rock 'n' roll since the '90s") == ()
+
+
+def test_a_number_in_the_unit_its_conversion_sibling_names() -> None:
+    tools = [{"name": "convert_units", "description": "Converts a value between units.", "parameters": {"type": "object", "properties": {
+        "value": {"type": "number"}, "from_unit": {"type": "string"}, "to_unit": {"type": "string"}}, "required": ["value", "from_unit", "to_unit"]}}]
+    said_ = [{"role": "user", "content": "5'11 in cm?"}]
+    assert Guard(tools).check({"name": "convert_units", "args": {"value": 71, "from_unit": "in", "to_unit": "cm"}}, said_).action.value == "allow"
+    # Everyday negatives: the number read in another unit, a number nobody said, another height
+    assert Guard(tools).check({"name": "convert_units", "args": {"value": 71, "from_unit": "cm", "to_unit": "in"}}, said_).action.value != "allow"
+    assert Guard(tools).check({"name": "convert_units", "args": {"value": 72, "from_unit": "in", "to_unit": "cm"}}, said_).action.value != "allow"
+    assert Guard(tools).check({"name": "convert_units", "args": {"value": 71, "from_unit": "in", "to_unit": "cm"}}, [{"role": "user", "content": "5'10 in cm?"}]).action.value != "allow"
+
+
+def test_a_country_named_in_another_language() -> None:
+    assert derive("Brazil", "country", said("Qual era la popolazione del Brasile nel 2015?")) is not None
+    assert derive("DE", "country_code", said("Wie ist das Wetter in Deutschland?")) is not None
+    assert derive("Japan", "country", said("日本の人口は？")) is not None
+    assert derive("Morocco", "country", said("des vacances au Maroc cet été")) is not None
+    # Everyday negatives: a word that only starts like a name, another country, a name in nobody's words
+    assert derive("Brazil", "country", said("I like brass instruments")) is None
+    assert derive("Portugal", "country", said("Qual era la popolazione del Brasile nel 2015?")) is None
+    assert derive("Germany", "country", said("the weather in Atlanta")) is None
+
+
+def test_the_country_of_a_city_written_as_a_name_in_any_language() -> None:
+    assert derive("FR", "country_code", said("quel temps fera-t-il à Lyon demain ?")) is not None
+    assert derive("ES", "country", said("¿qué tiempo hará mañana en Sevilla?")) is not None
+    # Everyday negatives: a city's name as a word at the start of a sentence, in lower case
+    # without a cue, and a country the city is not in
+    assert derive("FR", "country_code", said("Nice to meet you")) is None
+    assert derive("FR", "country_code", said("have a nice day")) is None
+    assert derive("DE", "country_code", said("quel temps fera-t-il à Lyon demain ?")) is None
+
+
+def test_the_language_a_user_writes_in_is_identified() -> None:
+    from guard.checks.measures import identified_language
+
+    assert identified_language("quel temps fera-t-il à Lyon demain ?") == "fr"
+    assert identified_language("quanto tá o dólar hoje em reais?") == "pt"
+    assert derive("fr", "lang", said("quel temps fera-t-il à Lyon demain ?"), description="Language of the summary (ISO 639-1)") is not None
+    # Everyday negatives: too few words to say, a number and units, the language to translate into
+    assert identified_language("Berlin") is None
+    assert identified_language("5'11 in cm?") is None
+    assert derive("fr", "target_language", said("traduis « bonjour tout le monde » en anglais s'il te plaît")) is None
+
+
+def test_an_airport_named_for_the_city_it_serves() -> None:
+    assert derive("YUL", "destination", said("a weekend in Montreal, flying from Boston"), description="IATA airport or city code.") is not None
+    assert derive("YUL", "destination", said("fly me to Montréal"), description="IATA airport code") is not None
+    # Everyday negatives: another city, the city without an airport parameter, a code of another airport
+    assert derive("YUL", "destination", said("a weekend in Toronto"), description="IATA airport code") is None
+    assert derive("YUL", "notes", said("a weekend in Montreal")) is None
+    assert derive("YYZ", "destination", said("fly me to Montreal"), description="IATA airport code") is None

@@ -493,3 +493,33 @@ def test_a_slot_inside_the_part_of_the_day_named_is_derivable() -> None:
     assert risk_of("start", [{"type": "string"}], "2026-03-13T09:00:00Z", said, calendar).level == "ordinary"
     assert risk_of("start", [{"type": "string"}], "2026-03-20T15:00:00Z", said, calendar).level == "ordinary"
     assert risk_of("start", [{"type": "string"}], "2026-03-13T15:00:00Z", "set up a call with priya", calendar).level == "ordinary"
+
+
+def test_a_query_documents_operators_and_sort_direction_are_the_models_syntax() -> None:
+    said = "get me the 10 most recent signups with a gmail address"
+    assert risk_of("$regex", [{}], "@gmail\\.com$", said, parent="email").level == "derivable"
+    assert risk_of("$options", [{}], "i", said, parent="email").level == "derivable"
+    assert risk_of("created_at", [{}], -1, said, parent="sort").level == "derivable"
+    # Everyday negatives: an operator around a word nobody said, a number outside a sort, a sort key's value that is no direction
+    assert risk_of("$regex", [{}], "@yahoo\\.fr$", said, parent="email").level != "derivable"
+    assert risk_of("created_at", [{}], -1, said, parent="filter").level != "derivable"
+    assert risk_of("created_at", [{}], "2024-01-01", said, parent="sort").level != "derivable"
+
+
+def test_a_probability_or_a_rounding_the_model_chooses_is_derivable() -> None:
+    assert risk_of("probability", [{"type": "number"}], 0.5, "exactly 3 heads in 10 flips of a fair coin").level == "derivable"
+    assert risk_of("decimal_places", [{"type": "integer"}], 2, "the standard deviation of 72, 85, 90").level == "derivable"
+    # Everyday negatives: the user's own number for it, an amount, a count of people
+    assert risk_of("decimal_places", [{"type": "integer"}], 2, "round it to 3 decimal places").level == "ordinary"
+    assert risk_of("amount", [{"type": "number"}], 0.5, "send half a bitcoin to Bob").level == "consequential"
+    assert risk_of("guests", [{"type": "integer"}], 2, "a table for dinner").level == "ordinary"
+
+
+def test_a_number_with_thousands_separators_in_a_composed_text_is_the_number_said() -> None:
+    from guard.checks.risk import _facts_found
+
+    said = "file a bug in PAY: refunds over $1000 fail with a 500 on the admin panel"
+    assert _facts_found("Refunds over $1,000 fail with a 500 on the admin panel", said)
+    # Everyday negatives: another amount, a name nobody said
+    assert not _facts_found("Refunds over $2,000 fail with a 500 on the admin panel", said)
+    assert not _facts_found("Refunds over $1,000 fail for Stripe", said)

@@ -434,3 +434,30 @@ def test_a_user_who_asks_for_the_act_is_not_told_to_find_the_thing_first(semanti
         assert [f.evidence["better"] for f in selection_check(_ctx(semantic, tools, book, first, later))] == ["find_workshops"]
     add = {"name": "add_agenda_item", "args": {"item": "Hello"}, "id": "2"}
     assert [f.evidence["better"] for f in selection_check(_ctx(semantic, tools[2:], add, 'Can you add "Hello" to Spanish?'))] == ["translate_text"]
+
+
+def test_a_part_that_asks_for_an_act_of_the_calls_kind_is_served_by_it(semantic: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """"rename getUserData to fetchUserProfile everywhere": renaming is an edit, so edit_file serves
+    the request even where read_file, which deals in files too, scores higher (fixed here: by 0.2).
+    Everyday negatives: a request that only asks to see the code, one that says not to change it,
+    and an act of another kind (a delete) are still flagged."""
+    import numpy as np
+
+    from guard import semantic as sem
+
+    tools = [tool("read_file", "Reads a file.", ("path",), path=""),
+             tool("edit_file", "Replaces old_string with new_string in a file.", ("path", "old_string", "new_string"), path="", old_string="", new_string=""),
+             tool("delete_file", "Deletes a file.", ("path",), path="")]
+
+    def rows(_: Any, plan: Any, registry: Any, vectors: Any) -> Any:
+        lead = {"read_file": 0.7, "edit_file": 0.5, "delete_file": 0.5}
+        return np.array([[lead[n] for n in vectors.names] for _ in plan])
+
+    monkeypatch.setattr(sem, "_blended_rows", rows)
+    edit = {"name": "edit_file", "args": {"path": "src/api/user.js", "old_string": "getUserData", "new_string": "fetchUserProfile"}, "id": "1"}
+    assert selection_check(_ctx(semantic, tools, edit, "rename getUserData to fetchUserProfile everywhere")) == []
+    assert selection_check(_ctx(semantic, tools, edit, "please replace the old endpoint URL in config.js")) == []
+    for asked in ("show me what getUserData does in src/api/user.js", "don't rename anything, just tell me where getUserData is used"):
+        assert [f.evidence["better"] for f in selection_check(_ctx(semantic, tools, edit, asked))] == ["read_file"]
+    delete = {"name": "delete_file", "args": {"path": "src/api/user.js"}, "id": "2"}
+    assert [f.evidence["better"] for f in selection_check(_ctx(semantic, tools, delete, "rename getUserData to fetchUserProfile everywhere"))] == ["read_file"]
