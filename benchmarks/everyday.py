@@ -13,8 +13,14 @@ ask_human, block) is a false one.
 - ``blind24.jsonl`` (142 calls: 70 single in the style of function-calling leaderboards'
   textbook and live requests and of developer tools, 72 steps of 14 agent trajectories with
   tool results), written the same way by a later helper and measured blind the same way.
+- ``blind25.jsonl`` (161 calls: 80 single, function-calling leaderboard "live" requests in eight
+  languages, textbook derivations and calls that read a system prompt's context; 81 steps of 18
+  customer-support, coding, research and assistant trajectories) and ``blind26.jsonl`` (98 steps
+  of 20 trajectories in the style of public agent benchmarks: RapidAPI tools ending in a
+  ``Finish`` answer, retail and airline support under a written policy, multi-turn file,
+  ticket, trading and travel APIs), written by two more helpers and measured blind the same way.
 
-    python -m guard_bench.everyday [--semantic] [--set blind23|blind24|tuned] [-v]
+    python -m guard_bench.everyday [--semantic] [--set blind23|blind24|blind25|blind26|tuned] [-v]
 """
 
 from __future__ import annotations

@@ -115,7 +115,14 @@ _DAY_MONTH_IN_TEXT = re.compile(
     rf"\b(?:the\s+)?(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({MONTH_PATTERN})\.?,?\s+(\d{{4}})\b",
     re.IGNORECASE,
 )
-_YEAR_IN_TEXT = re.compile(r"current year is (\d{4})", re.IGNORECASE)
+#: The year alone, as a system prompt says it: "The current year is 2023.", "Current year: 2025",
+#: "The year is 2024.", "We are in 2025." (today's month and day in that year). Not a year that
+#: begins a date ("2023-12-31") or counts something ("the target for the year is 2000 units").
+_YEAR_IN_TEXT = re.compile(
+    r"\b(?:(?:current|present)\s+year\s*(?:is|:|=)|the\s+year\s+is(?:\s+now)?|we\s+are\s+(?:now\s+)?in(?:\s+the\s+year)?)"
+    r"\s+(\d{4})(?![\d/.-]?\d)(?![ \t]*[^\W\d_])",
+    re.IGNORECASE,
+)
 #: A day, a month and a year with dots between, as Europe writes them: "11.03.2025" (with slashes
 #: the order is ambiguous, with dots it is not).
 _DOTTED_DATE = re.compile(r"(?<![\d.\w])(?<!version )(?<!release )(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\d.]\d)", re.IGNORECASE)
@@ -289,7 +296,8 @@ class Conversation:
         for msg in self.messages:
             if msg.role != "system":
                 continue
-            if (stated := stated_date(msg.content)) is not None:
+            # "today is ..." over the first date the message gives ("date of birth 1990-04-12. Today is 2025-09-01.")
+            if (stated := stated_today(msg.content) or stated_date(msg.content)) is not None:
                 return stated
         for msg in reversed(self.messages):  # the user's own "Today is Tuesday, August 19, 2025."
             if msg.role == "user" and (stated := stated_today(msg.content)) is not None:

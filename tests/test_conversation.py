@@ -2,6 +2,7 @@
 
 from datetime import datetime
 
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from guard.conversation import Conversation, stated_date
@@ -110,3 +111,33 @@ def test_a_date_written_with_dots_is_day_month_year():
     assert stated_date("Version 1.2.2025 released") is None
     assert stated_date("build v10.20.2025.1") is None
     assert stated_date("see 31.02.2025") is None
+
+
+@pytest.mark.parametrize(
+    ("system", "year"),
+    [
+        ("The current year is 2023.", 2023),
+        ("Current year: 2025\nAnswer briefly.", 2025),
+        ("The year is 2024. You are a helpful assistant.", 2024),
+        ("We are now in the year 2026!", 2026),
+        # negatives from everyday prompts: a date, a count, a model year, a season
+        ("Our goal for the year is 2024 new customers.", None),
+        ("Remember that the target for the year is 2000 units.", None),
+        ("The customer's car: the model year is 2019.", None),
+        ("We are in 2023/24 season planning.", None),
+    ],
+)
+def test_a_system_prompt_that_states_the_year_alone_sets_the_year(system: str, year: int | None) -> None:
+    from guard.conversation import replay_clock
+
+    pinned = datetime(2022, 6, 1, 9, 0)
+    with replay_clock(pinned):
+        seen = Conversation.from_messages([("system", system), ("user", "hi")]).reference_time
+    assert seen == (pinned if year is None else pinned.replace(year=year))
+
+
+def test_a_system_message_that_says_today_is_read_for_today_not_for_its_first_date() -> None:
+    said = "Health profile: date of birth 1990-04-12, weight 62 kg. Today is 2025-09-01."
+    assert Conversation.from_messages([("system", said), ("user", "what's my BMR?")]).reference_time == datetime(2025, 9, 1)
+    # a message with one date and no "today" still gives it
+    assert Conversation.from_messages([("system", "Orders placed after 2024-03-01 ship free."), ("user", "hi")]).reference_time == datetime(2024, 3, 1)

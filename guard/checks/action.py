@@ -60,8 +60,9 @@ def check(ctx: CheckContext) -> list[Finding]:
     mine = kind_of_tool(ctx.spec)
     if mine not in _CHANGES:
         return []  # reading before changing is how agents work
-    if _CONFIRMATION.match(ctx.conversation.latest_request):
-        return []  # "yes, go ahead": the user approved the step the assistant proposed
+    latest = ctx.conversation.latest_request
+    if _CONFIRMATION.match(latest) or ((yes := _YES_AND.match(latest)) and not _kinds(latest[yes.end() :]) and _proposed(ctx)):
+        return []  # "yes, go ahead", "Yes, charge it to the gift card": the user approved the step the assistant proposed
     asked = _asked(ctx)
     if len(asked) != 1 or mine in asked:
         return []
@@ -97,6 +98,26 @@ _CONFIRMATION = re.compile(
     r"[\s,.!]*(?:(?:please|go ahead|do it|book it|thanks|thank you|that works|sounds good)[\s,.!]*)*$",
     re.IGNORECASE,
 )
+#: A reply that approves and adds a detail ("Yes, charge it to the gift card."): an approval when
+#: the detail asks for no other change.
+_YES_AND = re.compile(r"^\W*(?:yes|yeah|yep|yup|ok|okay|sure|confirm(?:ed)?)\b[\s,.!-]+", re.IGNORECASE)
+#: An assistant's message that proposes a step and asks for the go-ahead.
+_ASKS_TO_PROCEED = re.compile(
+    r"\b(?:confirm|proceed|go ahead|yes/no|yes or no|shall i|should i|do you want me to|would you like me to|ok to)\b", re.IGNORECASE
+)
+
+
+def _proposed(ctx: CheckContext) -> bool:
+    """Whether the assistant's last words before the user's reply asked to go ahead with a step."""
+    messages = ctx.conversation.messages
+    for m in reversed(messages[: ctx.conversation.last_user_index]):
+        if m.role == "assistant" and m.content:
+            return bool(_ASKS_TO_PROCEED.search(m.content[-1_000:]))
+        if m.role == "user":
+            return False
+    return False
+
+
 #: Putting something on a calendar, a list or in a cart adds an entry to it.
 _PUT_ON = re.compile(r"(?<!the )(?<!a )\bput\s+(?:\w+\s+){0,4}?(?:on|in|into|onto)\s+(?:the|my|our|your|her|his|their)\s+(?:\w+\s+)?(?:calendar|schedule|agenda|diary|list|cart|basket|planner)\b", re.IGNORECASE)
 #: Words after which a verb-like word is a noun ("her customer record", "the update", "my schedule").
@@ -125,6 +146,8 @@ def _kinds(text: str) -> set[str]:
                 continue
             if w == "file" and i + 1 < len(said) and said[i + 1] in _FILES_NEW:
                 kind = "create"  # "file a bug", "file a claim": a new one, as "create" makes it
+            if w == "set" and i + 1 < len(said) and said[i + 1] == "up":
+                kind = "create"  # "set up lunch with Maya": arranges a new one
             if w == "get" and i >= 2 and said[i - 2] in _MODALS and said[i - 1] in ("i", "we"):
                 continue  # "can i get court 2 tomorrow at 9": asks to have it, as often as to see it
             kinds.add(kind)

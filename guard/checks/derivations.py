@@ -32,7 +32,7 @@ from datetime import date, datetime, timedelta, timezone
 from dateutil.relativedelta import relativedelta
 
 from guard.checks import measures
-from guard.conversation import clock as reference_clock, stated_now, stated_today
+from guard.conversation import clock as reference_clock, stated_date, stated_now, stated_today
 from guard.lexicon import MONTH_NUMBER, MONTHS, STOPWORDS, WEEKDAYS, foreign_date_words, unspaced
 from guard.normalise import (
     normalise_text,
@@ -1195,6 +1195,42 @@ def _at_rest(value: object, ctx: Context) -> Derivation | None:
     return _phrase_fixes(value, ctx, 0, _SPEED_PARAMS, _AT_REST)
 
 
+#: A term of a written polynomial with no number before its variable: "x²", "x^2", "- x", "y =".
+_BARE_TERM = re.compile(r"(?:^|(?<=[\s=(+\-−]))([-−]?)\s*[a-z](?:\s*(?:\^|\*\*)\s*\d|[²³]|(?=\s*[+\-−=)]))")
+
+
+def _implicit_coefficient(value: object, ctx: Context) -> Derivation | None:
+    """``a: 1`` for "x² − 5x + 6 = 0": the coefficient a term is written without is one (minus
+    one after a minus sign), for a parameter its name or description calls a coefficient."""
+    if isinstance(value, bool) or value not in (1, -1) or "coefficient" not in f"{' '.join(ctx.words)} {ctx.description[:200].lower()}":
+        return None
+    for index, text in ctx.said:
+        for m in itertools.islice(_BARE_TERM.finditer(text[:2_000]), 32):
+            if (-1 if m[1] else 1) == value and re.search(r"[=+\-−]", text[:2_000]):
+                return index, f"{m[0].strip()} -> coefficient {value}"
+    return None
+
+
+#: Where a message gives someone's date of birth: "date of birth 1990-04-12", "born on 12 April 1990", "DOB: …".
+_BIRTH = re.compile(r"\b(?:date of birth|birth ?date|birthday|born(?: on| in)?|dob)\b\W{0,3}([^;\n]{6,40})", re.IGNORECASE)
+
+
+def _age_from_birth(value: object, ctx: Context) -> Derivation | None:
+    """``age: 35`` from "date of birth 1990-04-12" on 2025-09-01: the full years since a birth date
+    a message gives, on the conversation's date."""
+    if isinstance(value, bool) or not isinstance(value, int) or "age" not in ctx.words or ctx.today is None:
+        return None
+    for index, text in ctx.said:
+        for m in itertools.islice(_BIRTH.finditer(text[:4_000]), 8):
+            stated = stated_date(m[1], year_only=False)
+            born = stated.date() if stated is not None else None
+            if born is not None and born < ctx.today:
+                years = ctx.today.year - born.year - ((ctx.today.month, ctx.today.day) < (born.month, born.day))
+                if years == value:
+                    return index, f"born {born.isoformat()}, on {ctx.today.isoformat()} -> {value} years"
+    return None
+
+
 #: Number bases by the names people give them.
 _BASES: dict[str, int] = {"binary": 2, "octal": 8, "decimal": 10, "hexadecimal": 16, "hex": 16}
 _BASE_PARAMS = frozenset({"base", "radix"})
@@ -1478,6 +1514,8 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _standard_rate,
     _at_rest,
     _number_base,
+    _implicit_coefficient,
+    _age_from_birth,
     _bracket,
     _gender,
     _country,

@@ -436,10 +436,25 @@ def _probe(value: str | int | float, today: date) -> _Probe:
         temporal=temporal,
         words=content if len(tokens) > 1 and content else None,
         fuzzy=len(text) >= 4 and not has_digits,
-        # a word too short for the fuzzy match is still found in its plural ("labels: ['bug']" from
-        # "open bugs", "pet: 'cat'" from "my cats")
-        inflected=(f"{text}s", f"{text}es") if len(text) == 3 and text.isalpha() and text not in _STOPWORDS else (),
+        # a word is found in its plural or its singular ("labels: ['bug']" from "open bugs",
+        # "exclude: ['peanuts']" from "a peanut allergy")
+        inflected=_inflections(text) if len(text) >= 3 and text.isalpha() and text not in _STOPWORDS else (),
     )
+
+
+def _inflections(word: str) -> tuple[str, ...]:
+    """The plural and singular forms a word may be said in: "bug" -> "bugs", "peanuts" ->
+    "peanut", "berries" -> "berry", "boxes" -> "box"."""
+    forms = [f"{word}s", f"{word}es"]
+    if word.endswith("ies") and len(word) >= 5:
+        forms.append(f"{word[:-3]}y")
+    elif word.endswith("es") and len(word) >= 5 and word[-3] in "sxzh":
+        forms.append(word[:-2])
+    elif word.endswith("s") and not word.endswith("ss") and len(word) >= 4:
+        forms.append(word[:-1])
+    if word.endswith("y") and len(word) >= 4:
+        forms.append(f"{word[:-1]}ies")
+    return tuple(forms)
 
 
 def _plain_number(value: str) -> int | float | None:

@@ -88,7 +88,9 @@ def _once(build: Callable[[], T]) -> Callable[[], T]:
 def _registry() -> Any:
     import pint  # a third of a second: only when a rule needs it
 
-    return pint.UnitRegistry(autoconvert_offset_to_baseunit=True)
+    registry = pint.UnitRegistry(autoconvert_offset_to_baseunit=True)
+    registry.define("decennium = 10 * year")  # pint's "decade" is a ratio of frequencies; people's is ten years
+    return registry
 
 
 #: How people write temperatures and superscripts, in the forms pint reads.
@@ -96,6 +98,7 @@ _SPELLED = (
     (re.compile(r"°\s*c\b|\bdeg(?:rees?)?\s+c(?:elsius|entigrade)?\b", re.IGNORECASE), "degC"),
     (re.compile(r"°\s*f\b|\bdeg(?:rees?)?\s+f(?:ahrenheit)?\b", re.IGNORECASE), "degF"),
     (re.compile(r"\bdeg(?:rees?)?\s+k(?:elvin)?\b", re.IGNORECASE), "kelvin"),
+    (re.compile(r"^decades?$", re.IGNORECASE), "decennium"),
     # "68 F", "20C": a capital F or C alone after a number is a temperature, not farads or coulombs
     (re.compile(r"^F$"), "degF"),
     (re.compile(r"^C$"), "degC"),
@@ -116,6 +119,11 @@ _ARTICLES = {"a": 1, "an": 1, "half a": 0.5, "half an": 0.5}
 #: One and a half of a unit, said the two ways people say it: "an hour and a half", "two and a
 #: half miles", "1 and a half cups".
 _AND_A_HALF = re.compile(r"\b(an?|one|two|three|four|five|six|seven|eight|nine|ten|\d{1,3})(?:\s+([^\W\d_]+))?\s+and\s+a\s+half(?:\s+([^\W\d_]+))?", re.IGNORECASE)
+#: A share of one unit: "a quarter of a minute", "three quarters of an hour", "half of a mile".
+_SHARE_OF = re.compile(rf"\b({'|'.join(sorted(FRACTIONS, key=len, reverse=True))})\s+of\s+an?\s+([^\W\d_]+)", re.IGNORECASE)
+#: Units that are themselves a count of a smaller one, so "a decade" is always ten years (where
+#: "a minute", "a second" are often no amount: "give me a minute").
+_MULTIPLE_UNIT = re.compile(r"(?:decade|century|centuries|fortnight|millennium|millennia)s?$", re.IGNORECASE)
 #: A height in feet and inches written with marks: 5'11, 5' 11", 6′2″ (not the minutes and seconds
 #: of an angle, 40°26'46"; the inches under 12).
 _FEET_INCHES = re.compile(r"(?<![\w.°'′’])(\d)\s*['′’]\s*(\d{1,2}(?:\.\d+)?)\s*(?:\"|″|”|'')?(?![\w'′’.])")
@@ -226,10 +234,15 @@ def _read_quantities(text: str, keep_articles: bool = False) -> tuple[Quantity, 
                         articles.add(q.start)
                 break
         i += 1
+    for m in itertools.islice(_SHARE_OF.finditer(text), 16):  # "a quarter of a minute": 0.25 minutes
+        q = _with_unit(FRACTIONS[m[1].casefold()], m[2], m.start(), m.start(2))
+        if q is not None:
+            halves.append(Quantity(q.magnitude, q.unit, m[0], m.start(), q.end))
     found.sort(key=lambda q: q.start)
     compounds = _compounds(found, text)
-    # "give me a minute", "in a second": an article alone says no amount anyone would convert
-    return (*(q for q in found if keep_articles or q.start not in articles), *compounds, *halves)
+    # "give me a minute", "in a second": an article alone says no amount anyone would convert,
+    # but "a decade" is ten years wherever it is said
+    return (*(q for q in found if keep_articles or q.start not in articles or _MULTIPLE_UNIT.match(q.words.split(" ", 1)[-1])), *compounds, *halves)
 
 
 def _with_unit(number: float, words: str, start: int, unit_start: int) -> Quantity | None:
@@ -478,21 +491,30 @@ _UNIT_CUES = frozenset({"in", "into", "to", "degrees"})
 # --- currencies ----------------------------------------------------------------------------------
 
 
+#: Which word of a currency's name is its head noun, by language: the last in English ("Japanese
+#: yen"), the first where the adjective follows ("reais brasileiros"); none where the words are
+#: not split by spaces or the order varies.
+_NAME_HEAD: dict[str, int | None] = {"en": -1, "es": 0, "fr": 0, "it": 0, "pt": 0}
+
+
 @_once
 def _currency_names() -> dict[str, str]:
-    """Every English name CLDR gives a currency, singular and plural, normalised -> its code, and
-    the last word of a name when no other currency in use today ends so ("yen", "euros",
-    "baht"); a name two currencies share ("dollars", "pounds", "rupees") is left out."""
+    """Every English name CLDR gives a currency, singular and plural, normalised -> its code, the
+    names of the currencies in use today in the other common languages ("美元", "reais
+    brasileiros", "US-Dollar"), and the head word of a name when no other currency in use today
+    has it ("yen", "euros", "baht", "reais"); a name two currencies share ("dollars", "pounds",
+    "rupees", "dólares") is left out."""
     names: dict[str, set[str]] = {}
     heads: dict[str, set[str]] = {}
     english = babel.Locale("en")
     tender = {c for t in english.territories for c in babel.numbers.get_territory_currencies(t, tender=True)}
-    for code in english.currencies:
-        for form in {babel.numbers.get_currency_name(code, count, locale="en") for count in (None, 1, 2)}:
-            name = normalise_text(form)
-            names.setdefault(name, set()).add(code)
-            if code in tender and len(name.split()) > 1:
-                heads.setdefault(name.split()[-1], set()).add(code)
+    for language in DATE_LANGUAGES:
+        for code in english.currencies if language == "en" else tender:
+            for form in {babel.numbers.get_currency_name(code, count, locale=language) for count in (None, 1, 2)}:
+                name = normalise_text(form)
+                names.setdefault(name, set()).add(code)
+                if code in tender and len(name.split()) > 1 and (head := _NAME_HEAD.get(language)) is not None:
+                    heads.setdefault(name.split()[head], set()).add(code)
     for head, codes in heads.items():
         if len(codes) == 1 and head not in names:
             names[head] = codes
@@ -535,7 +557,7 @@ def currency_name(value: object, ctx: Context) -> Derivation | None:
     names = currency_names(value)
     for index, text in ctx.normalised:
         for name in names:
-            if f" {name} " in text:
+            if f" {name} " in text or (unspaced(name) and name in text):  # "100美元换算成人民币": inside a run
                 return index, f"{name} -> {value}"
     return None
 
@@ -626,7 +648,8 @@ def language_code(value: object, ctx: Context) -> Derivation | None:
     if not words & _LANGUAGE_WORDS:
         return None
     names = language_names(value)
-    source = bool(words & _SOURCE_WORDS)
+    # the parameter's own name decides ("target", described as "the language ... of the input text")
+    source = bool(set(ctx.words) & _SOURCE_WORDS) or (bool(words & _SOURCE_WORDS) and not set(ctx.words) & _TARGET_WORDS)
     for index, text in ctx.normalised:
         for name in names:
             if f" {name} " in text and not (source and f" into {name} " in text):  # "into English": the target

@@ -46,6 +46,11 @@ _CONSEQUENTIAL_WORDS = frozenset(
     address wallet ticker isbn sku barcode serial
     """.split()
 )
+#: Parameter words naming the model's own answer to the user (a "Finish" tool's ``final_answer``),
+#: when the description says it is given to the user (``_TO_THE_USER``): the agent's reply, not
+#: an act on the world. Its numbers may be the model's arithmetic on what tools returned.
+_REPLY_WORDS = frozenset({"answer", "response", "reply"})
+_TO_THE_USER = re.compile(r"\bfinal (?:answer|response|reply)\b|\b(?:give|show|shown|return|returned|present|presented|display|displayed) (?:to )?the user\b", re.IGNORECASE)
 #: JSON Schema formats of the same kinds.
 _CONSEQUENTIAL_FORMATS = frozenset({"email", "idn-email", "uri", "url", "iri", "uri-reference", "uuid", "ipv4", "ipv6", "hostname", "idn-hostname"})
 
@@ -163,6 +168,8 @@ def risk_of(
     head = named[-2] if len(named) > 1 and named[-1] in _TEXT_FORMATS else named[-1] if named else ""
     if composed and head in _TEXT_HEADS and _composed(value, said, results):
         return Risk("derivable", "a text the model composed from what was said or returned: every name and number in it was")
+    if composed and words & _REPLY_WORDS and any(_TO_THE_USER.search(str(s.get("description", ""))[:500]) for s in schemas) and _replies(value, said, results):
+        return Risk("derivable", "the model's answer to the user, in its own words over what was said or returned: a reply, no act on the world")
     described = set(normalise_text(" ".join(str(s.get("description", "")) for s in schemas)[:300]).split())
     program = words & _PROGRAM_WORDS or (words <= _CODE_NAMES and "code" in words) or described & _PROGRAM_DESCRIPTIONS
     if isinstance(value, str) and program and _program_grounded(value, said, results) and (
@@ -193,7 +200,9 @@ def risk_of(
     sized = (lookup and words & _COUNT_WORDS and any("default" in s or "maximum" in s for s in schemas)) or (
         "count" in words and words & {"max", "maximum"}  # "max_count": a cap on what a lookup returns, not a count of things
     )
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and (words & _DERIVABLE_WORDS or sized):
+    # a parameter named by a letter ("p", "t") is what its description says ("Success probability")
+    held = words | described if named and all(len(w) <= 2 for w in named) else words
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and (held & _DERIVABLE_WORDS or sized):
         if not _number_stated_for(words, said):
             return Risk("derivable", "a measure or rating a model may compute, convert or estimate")
         return Risk("ordinary", "the user stated another number for this parameter; a different one contradicts it")
@@ -462,6 +471,12 @@ def _stems(text: str) -> frozenset[str]:
     order's: "Flight AA 2211" echoes a result that lists flight "AA 2211"); cached, since every
     unstated value of a call reads the same conversation."""
     return frozenset(stem(w) if w[0].isalpha() else w for w in re.findall(r"[a-z]{3,}|\d{2,}", text.lower()) if w not in STOPWORDS)
+
+
+def _replies(value: str, said: str, results: str = "") -> bool:
+    """Whether an answer to the user speaks of what was said or returned: at least two of its
+    content words (by stem) were, however many words of its own it adds around them."""
+    return len(_stems(value) & (_stems(said) | _stems(results))) >= 2
 
 
 def _echoes(value: str, said: str, results: str = "") -> bool:

@@ -160,3 +160,22 @@ def test_filing_a_new_one_creates_it():
     # Everyday negatives: filing what exists acts on it, and a question still reads.
     assert categories("jira_create_issue", "file the login ticket under done", TRACKER)
     assert categories("jira_create_issue", "what is the status of the login ticket?", TRACKER)
+
+
+def test_set_up_arranges_a_new_one_and_yes_with_a_detail_approves():
+    assert categories("updateMenuItem", "set up Pad Thai as a new dish on the menu")  # "set up": create, not update
+    assert categories("addMenuItem", "set up Pad Thai as a new dish on the menu") == []
+    def asked(call: str, proposal: str, reply: str) -> list[Any]:
+        history = [("user", "Please add Pad Thai to the menu"), ("assistant", proposal), ("user", reply)]
+        decision = Guard(MENU).check({"name": call, "args": {"item": "Pad Thai"}}, history)
+        return [f for f in decision.findings if f.category is Category.SUSPICIOUS_TOOL_SELECTION]
+
+    proposal = "Pad Thai is already there at $12; I'd change it to $14. Do you confirm (yes/no)?"
+    for reply in ["Yes, charge it to the gift card.", "ok - the spicy one", "Sure, at $14."]:
+        assert asked("updateMenuItem", proposal, reply) == [], reply
+    # Everyday negatives: "set" alone changes; a yes that asks for another act, or that answers a
+    # question for details rather than a proposal, is no approval
+    assert categories("addMenuItem", "set Pad Thai to spicy")
+    assert asked("updateMenuItem", proposal, "yes, and delete the old curry from the menu")
+    assert asked("updateMenuItem", "What price should it have?", "Sure, make it $14 as a new item")
+    assert asked("updateMenuItem", "Which section of the menu?", "Sure, the noodles section.")

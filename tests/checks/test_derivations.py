@@ -273,6 +273,10 @@ def test_the_date_span_rules_read_a_bounded_part_of_each_message():
         ("en", "target_language", "", "이 문장을 영어로 번역해 주세요", True),
         ("fr", "target_language", "", "Kannst du das bitte ins Englische übersetzen?", False),  # another language
         ("de", "target_language", "", "Lies mir die Nachricht vor, bitte.", False),  # written in German, naming none
+        # a target described through its input text is still the target ("into Spanish")
+        ("es", "target", "The language to use for translation of the input text", "translate the quote into Spanish", True),
+        ("fr", "target", "The language to use for translation of the input text", "translate the quote into Spanish", False),
+        ("de", "target", "The language to use for translation of the input text", "translate the quote into Spanish", False),
     ],
 )
 def test_a_language_code_for_the_language_the_user_named(value, param, description, text, derived):
@@ -966,3 +970,36 @@ def test_this_sat_is_a_saturday_and_sat_at_the_table_is_not() -> None:
     assert action("2024-05-11", "we sat at the bar for an hour") != "allow"
     assert action("2024-05-12", "book it for this sat at 8pm") != "allow"
     assert action("2024-05-12", "lunch in the sun at 1") != "allow"
+
+
+@pytest.mark.parametrize(
+    ("text", "param", "description", "value", "derived"),
+    [
+        ("Solve x² − 5x + 6 = 0.", "a", "Coefficient of x^2.", 1, True),
+        ("Find the roots of x^2 + 4x - 12 = 0", "a", "Coefficient of x^2", 1, True),
+        ("Solve -x^2 + 3x + 4 = 0", "a", "coefficient of the squared term", -1, True),
+        # everyday negatives: a coefficient written out, a coefficient of friction, a one nobody wrote
+        ("Solve 2x² + 3x = 0", "a", "Coefficient of x^2.", 1, False),
+        ("What is the friction on a 5 kg block sliding on ice?", "mu", "Friction coefficient", 1, False),
+        ("Solve x² − 5x + 6 = 0.", "a", "Coefficient of x^2.", -1, False),
+    ],
+)
+def test_a_term_written_without_a_number_has_coefficient_one(text: str, param: str, description: str, value: int, derived: bool) -> None:
+    assert (derive(value, param, [(0, text)], description=description) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "derived"),
+    [
+        ("Profile: date of birth 1990-04-12, weight 62 kg.", 35, True),
+        ("I was born on April 20, 1990.", 35, True),  # the birthday not yet come
+        ("I was born on April 20, 1990.", 34, False),
+        # everyday negatives: a date that is no birth, an age off by one, a birth after today
+        ("Customer since 1990-04-12.", 35, False),
+        ("Profile: date of birth 1990-04-12.", 36, False),
+        ("Expected date of birth: 2025-12-01.", 0, False),
+    ],
+)
+def test_an_age_is_the_full_years_since_a_stated_birth(text: str, value: int, derived: bool) -> None:
+    found = derive(value, "age_years", [(0, text)], description="Age in years.", today=date(2025, 9, 1))
+    assert (found is not None) is derived

@@ -117,6 +117,16 @@ def test_a_short_word_is_grounded_by_its_plural():
     assert findings({"tags": ["car"]}, [("user", "take care of it")]) == ["$.tags[0]"]
 
 
+def test_a_word_is_grounded_by_its_singular_or_plural():
+    assert findings({"exclude": ["peanuts"]}, [("system", "User profile: severe peanut allergy.")]) == []
+    assert findings({"fruit": ["berry"]}, [("user", "a smoothie with berries")]) == []
+    assert findings({"items": ["boxes"]}, [("user", "order one more box")]) == []
+    # Everyday negatives: a word that starts the same, another nut, a verb form
+    assert findings({"items": ["boxes"]}, [("user", "watch the boxing match")]) == ["$.items[0]"]
+    assert findings({"exclude": ["almonds"]}, [("user", "I have a peanut allergy")]) == ["$.exclude[0]"]
+    assert findings({"tags": ["tickets"]}, [("user", "the ticketing desk")]) == ["$.tags[0]"]
+
+
 def test_words_the_user_typed_clipped_ground_the_whole_words():
     assert findings({"query": "introduction to statistics"}, [("user", "enroll me in intro stats for next term")]) == []
     assert findings({"query": "calculus exam information"}, [("user", "need info on the calc exam")]) == []

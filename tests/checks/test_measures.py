@@ -89,6 +89,15 @@ def test_a_unit_is_derived_from_a_quantity_written_another_way(text: str, value:
         ("Convert 100 US dollars to euros.", "GBP", False),
         ("I paid 30 pounds for it.", "GBP", True),  # pounds sterling, as English speakers mean it
         ("I paid 30 pounds for it.", "EGP", False),  # Egyptian pounds were not said
+        # in other languages, and inside a run of characters without spaces
+        ("帮我把100美元换算成人民币", "USD", True),
+        ("帮我把100美元换算成人民币", "CNY", True),
+        ("Quanto são 200 reais em euros?", "BRL", True),
+        ("Wie viel sind 50 US-Dollar in Euro?", "USD", True),
+        # everyday negatives: a dollar two countries call theirs, a coffee, yen nobody said
+        ("¿Cuántos dólares son 100 euros?", "CAD", False),
+        ("Un café americano y 3 euros de propina", "USD", False),
+        ("帮我把100美元换算成人民币", "JPY", False),
     ],
 )
 def test_a_currency_code_is_derived_from_its_name(text: str, value: str, derived: bool) -> None:
@@ -625,3 +634,24 @@ def test_an_airport_named_for_the_city_it_serves() -> None:
     assert derive("YUL", "destination", said("a weekend in Toronto"), description="IATA airport code") is None
     assert derive("YUL", "notes", said("a weekend in Montreal")) is None
     assert derive("YYZ", "destination", said("fly me to Montreal"), description="IATA airport code") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "magnitude", "unit"),
+    [
+        ("how fast after a quarter of a minute?", 0.25, "minute"),
+        ("it took three quarters of an hour", 0.75, "hour"),
+        ("what will it be worth after a decade?", 1, "decennium"),
+        ("over two decades", 2, "decennium"),
+        ("in a century", 1, "century"),
+    ],
+)
+def test_a_share_of_a_unit_and_a_decade_are_quantities(text: str, magnitude: float, unit: str) -> None:
+    assert any(q.magnitude == magnitude and str(q.unit) == unit for q in quantities(text))
+
+
+def test_an_article_alone_and_a_share_of_no_unit_are_no_quantity() -> None:
+    # everyday negatives: "give me a minute", a quarter of a pizza, half of the class
+    assert quantities("give me a minute, I'll check") == ()
+    assert quantities("a quarter of a pizza is left") == ()
+    assert quantities("half of the class was late") == ()

@@ -523,3 +523,27 @@ def test_a_number_with_thousands_separators_in_a_composed_text_is_the_number_sai
     # Everyday negatives: another amount, a name nobody said
     assert not _facts_found("Refunds over $2,000 fail with a 500 on the admin panel", said)
     assert not _facts_found("Refunds over $1,000 fail for Stripe", said)
+
+
+FINISH = [{"description": "The final answer you want to give the user."}]
+
+
+def test_the_models_answer_to_the_user_is_its_own_words_over_what_was_returned() -> None:
+    said = "What's Stephen Curry's scoring like this season and how are the Warriors doing?"
+    results = '{"games": [{"pts": 29}, {"pts": 33}], "team": "Golden State Warriors", "wins": 44, "losses": 38}'
+    answer = "Curry averaged 31.0 points over his last two games; the Warriors are 44-38, 6th in the West."
+    assert risk_of("final_answer", FINISH, answer, said, results).level == "derivable"
+    assert risk_of("response", [{"description": "Response shown to the user."}], answer, said, results).level == "derivable"
+    # Everyday negatives: a message to someone else, a reply posted in public, an answer that says nothing returned
+    assert risk_of("body", [{"description": "E-mail body."}], answer, said, "").level != "derivable"
+    assert risk_of("reply", [{"description": "Reply posted under the customer's review."}], "We will refund you $50 today.", said, results).level != "derivable"
+    assert risk_of("final_answer", FINISH, "Your flight to Lisbon leaves at 7am from gate B12.", said, results).level != "derivable"
+
+
+def test_a_parameter_named_by_a_letter_is_what_its_description_says() -> None:
+    probability = [{"type": "number", "description": "Success probability per trial."}]
+    assert risk_of("p", probability, 0.5, "exactly 3 heads in 12 flips of a fair coin").level == "derivable"
+    # Everyday negatives: a letter described as an amount, a letter with no description, a long name
+    assert risk_of("p", [{"type": "number", "description": "Principal amount."}], 0.5, "invest it").level != "derivable"
+    assert risk_of("k", [{"type": "integer"}], 3, "pick some").level != "derivable"
+    assert risk_of("person", [{"type": "number", "description": "probability"}], 0.5, "a fair coin").level != "derivable"
