@@ -127,6 +127,9 @@ _YEAR_IN_TEXT = re.compile(
 #: the order is ambiguous, with dots it is not).
 _DOTTED_DATE = re.compile(r"(?<![\d.\w])(?<!version )(?<!release )(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\d.]\d)", re.IGNORECASE)
 
+#: A tool result that reports a failure: an error object, an exception's name, "not found".
+_ERROR_RESULT = re.compile(r"\s*(?:\{\s*\"error\"\s*:\s*\"[^\"]|error\b|\w*(?:Error|Exception)\b|.{0,40}\b(?:not found|no such file|does not exist)\b)", re.IGNORECASE)
+
 #: The clock a replay runs on (``replay_clock``); None: the machine's.
 _REPLAY_NOW: ContextVar[datetime | None] = ContextVar("guard_replay_now", default=None)
 
@@ -333,6 +336,19 @@ class Conversation:
     @cached_property
     def prior_calls(self) -> tuple[ToolCall, ...]:
         return tuple(c for m in self.messages if m.role == "assistant" for c in m.tool_calls)
+
+    @cached_property
+    def confirmed_paths(self) -> str:
+        """The paths earlier calls named whose results came back without an error ("src/wordcount"
+        for a ``list_dir`` that listed it): the environment found them, so a path joined from one
+        and an entry its result listed is no guess. One text, for the grounding's path reading."""
+        found = []
+        for call in self.prior_calls[-32:]:
+            result = self.result_for(call.id)
+            if result is None or result.status == "error" or _ERROR_RESULT.match(result.content[:200]):
+                continue
+            found += [v for v in call.args.values() if isinstance(v, str) and "/" in v and len(v) <= 1_000 and "://" not in v]
+        return " ".join(found)
 
     @cached_property
     def grounding_index(self) -> Any:

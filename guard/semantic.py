@@ -78,6 +78,7 @@ from guard.lexicon import GRAMMAR_WORDS, NOUN_LIKE_VERBS, TOOL_VERBS
 from guard.models import Finding
 from guard.normalise import normalise_text
 from guard.policy import SemanticConfig
+from guard.text import boilerplate, without_boilerplate
 from guard.registry import name_words, shared_first_word, ToolRegistry, ToolSpec
 from guard.taxonomy import Category
 
@@ -430,15 +431,16 @@ def _request_text(text: str) -> str:
     return _QUOTED.sub("", text).strip() or text
 
 
-def tool_text(spec: ToolSpec) -> str:
-    """What a tool's vector is made of: its name's words, description and parameters."""
+def tool_text(spec: ToolSpec, shared: frozenset[str] = frozenset()) -> str:
+    """What a tool's vector is made of: its name's words, description (less the sentences its
+    catalogue repeats in every description, ``shared``: ``guard.text.boilerplate``) and parameters."""
     params = []
     for key, schema in (spec.properties or {}).items():
         desc = str(schema.get("description") or "") if isinstance(schema, dict) else ""
         params.append(f"{name_words(key)}" + (f" ({desc[:80]})" if desc else ""))
     family = spec.metadata.get("service") if isinstance(spec.metadata, dict) else None
     head = name_words(spec.name) + (f" ({name_words(str(family))})" if family else "")
-    text = f"{head}: {spec.description}".strip()
+    text = f"{head}: {without_boilerplate(spec.description, shared)}".strip()
     if params:
         text += " Parameters: " + "; ".join(params[:12])
     return text
@@ -969,7 +971,8 @@ class SemanticGuard:
             self.cache_hits += 1
             return hit
         specs = [s for s in registry if s.enabled]
-        vectors = self.embedder.encode([tool_text(s) for s in specs]) if specs else np.zeros((0, 1), dtype=np.float32)
+        shared = _boilerplate(registry)
+        vectors = self.embedder.encode([tool_text(s, shared) for s in specs]) if specs else np.zeros((0, 1), dtype=np.float32)
         entry = _Tools(tuple(s.name for s in specs), vectors)
         self._tools.put(key, entry)
         self.registry_encodes += 1
@@ -1056,12 +1059,13 @@ def selection_check(ctx: Any) -> list[Finding]:
     if rows[part, best] < semantic.selection_floor and (_lookup(ctx.spec, prefix) or _reads_context(ctx.spec, ctx.args, prefix)):
         return []  # a lookup led by a tool that itself fits the part weakly: a step before the act, most often
     better = ctx.registry.get(tools.names[best])
-    if better is None or _feeds(ctx.spec, better, prefix):
+    shared = _boilerplate(ctx.registry)
+    if better is None or _feeds(ctx.spec, better, prefix, shared):
         return []
     # a step towards any tool that fits this part better (the tracks found before they are added
     # to the playlist, the product found before it goes in the cart)
     ahead = [ctx.registry.get(n) for j, n in enumerate(tools.names) if rows[part, j] > rows[part, me] and n not in done]
-    if (_lookup(ctx.spec, prefix) or _produces(ctx.spec, prefix)) and any(spec is not None and _feeds(ctx.spec, spec, prefix) for spec in ahead):
+    if (_lookup(ctx.spec, prefix) or _produces(ctx.spec, prefix)) and any(spec is not None and _feeds(ctx.spec, spec, prefix, shared) for spec in ahead):
         return []
     acted_on = _nouns(better, prefix) | {_noun(w) for w in _verb_first(better, prefix)[:1]}  # "refill_prescription": a refill too
     if _lookup(ctx.spec, prefix) and _acts(better, prefix) and not _nouns(ctx.spec, prefix) & acted_on:
@@ -1077,6 +1081,14 @@ def selection_check(ctx: Any) -> list[Finding]:
         # both tools deal in, so the one that only finds it (find_workshops for book_workshop)
         # is no better choice; so does the part the call serves asking for an act of its kind
         # ("rename getUserData everywhere": edit_file, not read_file)
+        return []
+    if _lookup(ctx.spec, prefix) and _keyed_by_what_was_named(ctx) and not (_nouns(ctx.spec, prefix) & _nouns(better, prefix)) - {_noun(w) for w in _GENERIC_WORDS}:
+        # reading the record the user identified (their user id, the contact they named) is how
+        # serving them starts, whatever the request goes on to ask
+        return []
+    if _unnamed_sibling(ctx.spec, better, prefix, " ".join(users)):
+        # "cylinder_volume" or "cone_volume" for "a soda can": the words that tell the two apart
+        # were not said, so the model's preference between them is knowledge, not the request's
         return []
     weak = float(rows[part, best]) < semantic.selection_floor
     confidence, reading = _selection_confidence(ctx.spec, better, prefix, steps=bool(done) or len(plan[0][1]) > 1, weak=weak)
@@ -1125,6 +1137,38 @@ def _selection_confidence(spec: ToolSpec, better: ToolSpec, prefix: str | None, 
     if weak:
         return PLAN_STEP_CONFIDENCE, "weak_lead"
     return (PLAN_STEP_CONFIDENCE, "plan_step") if steps else (1.0, "single_step")
+
+
+#: Words every kind of record is named with ("get_user_details", "get_reservation_details"): sharing one
+#: says nothing of dealing in the same thing.
+_GENERIC_WORDS = ("details", "detail", "info", "information", "data", "record", "records")
+#: A value that identifies: letters with digits or an underscore ("omar_haddad_88", "R7HD2L"),
+#: or a capitalised name ("Maya", "Dua Lipa").
+_IDENTIFYING = re.compile(r"(?=\S*[\d_])\w[\w.@-]{2,}|[A-Z][a-z]+(?: [A-Z][a-z]+){0,2}")
+
+
+def _unnamed_sibling(spec: ToolSpec, better: ToolSpec, prefix: str | None, said: str) -> bool:
+    """Whether two tools take the same parameters, act with the same verb and differ only in
+    words of their names the user never said."""
+    if set(spec.properties) != set(better.properties):
+        return False
+    mine, theirs = _verb_first(spec, prefix), _verb_first(better, prefix)
+    if not mine or not theirs or (mine[0] != theirs[0] and (_is_verb(mine[0]) or _is_verb(theirs[0]))):
+        return False  # another verb is another act: "create" or "modify" is what the user said
+    differ = {stem(w) for w in set(mine) ^ set(theirs) if w not in GRAMMAR_WORDS}
+    heard = {stem(w) for w in normalise_text(said[:20_000]).split()}
+    return bool(differ) and not differ & heard
+
+
+def _keyed_by_what_was_named(ctx: Any) -> bool:
+    """Whether every argument of the call is a value the user wrote word for word, one of them
+    an identifier or a name: a lookup of the very thing the user named."""
+    values = [v for v in (ctx.args or {}).values() if v not in (None, "", [])] if isinstance(ctx.args, dict) else []
+    if not values or not all(isinstance(v, str) and 0 < len(v) <= 80 for v in values):
+        return False
+    said = " ".join(m.content for m in ctx.conversation.messages if m.role == "user")[:20_000]
+    found = [v for v in values if re.search(rf"(?<!\w){re.escape(v)}(?!\w)", said)]
+    return len(found) == len(values) and any(_IDENTIFYING.fullmatch(v) for v in found)
 
 
 def _service_prefix(registry: ToolRegistry) -> str | None:
@@ -1315,7 +1359,7 @@ def _noun(word: str) -> str:
     return stem(word[:-1] if word.endswith("s") and not word.endswith("ss") and len(word) > 3 else word)
 
 
-def _feeds(step: ToolSpec, goal: ToolSpec, prefix: str | None = None) -> bool:
+def _feeds(step: ToolSpec, goal: ToolSpec, prefix: str | None = None, shared: frozenset[str] = frozenset()) -> bool:
     """Whether ``step`` produces a value ``goal`` requires: its name's nouns or its declared
     outputs name one of ``goal``'s required parameters ("GetUserToken" -> ``token``); a step that
     makes something (an upload) feeds any parameter that takes it (``media_ids``)."""
@@ -1332,13 +1376,42 @@ def _feeds(step: ToolSpec, goal: ToolSpec, prefix: str | None = None) -> bool:
             return True  # "search_restaurants" finds the restaurant_id "book_table" needs
     # a search for a kind of thing finds the key of the one the goal reads by it ("search_papers"
     # before "get_paper(arxiv_id)", "list_orders" before "get_order(order_id)")
-    if (_verb_first(step, prefix)[:1] and _verb_first(step, prefix)[0] in _FINDING_VERBS and _nouns(step, prefix) & _nouns(goal, prefix)
-            and any(set(name_words(r).split()) & _KEY_WORDS for r in goal.required)):
+    if (_finds(step, prefix) and _nouns(step, prefix) & _nouns(goal, prefix)
+            and any(set(name_words(r).split()) & _KEY_WORDS for r in goal.required or goal.properties)):  # a goal that requires nothing reads by its keys
         return True
     # what the step's description says it gives ("Convert an address into coordinates") is what
     # the goal's description says it starts from ("Find places near a coordinate")
-    made = _described_output(step.description)
-    return bool(made and made & {_noun(w) for w in normalise_text(goal.description[:300]).split() if w not in STOPWORDS})
+    made = _described_output(without_boilerplate(step.description, shared))
+    needs = normalise_text(without_boilerplate(goal.description, shared)[:300]).split()
+    return bool(made and made & {_noun(w) for w in needs if w not in STOPWORDS})
+
+
+#: The sentences each registry's descriptions repeat, by the registry's content.
+_BOILERPLATE: LRU[str, frozenset[str]] = LRU(256)
+
+
+def _boilerplate(registry: ToolRegistry) -> frozenset[str]:
+    """``guard.text.boilerplate`` of a registry's descriptions, read once per registry content."""
+    key = registry.fingerprint
+    if (found := _BOILERPLATE.get(key)) is None:
+        found = boilerplate(tuple(s.description for s in registry))
+        _BOILERPLATE.put(key, found)
+    return found
+
+
+def _finds(spec: ToolSpec, prefix: str | None = None) -> bool:
+    """Whether a tool searches for things of a kind: a finding verb ("search_papers", "list_orders"),
+    or "get" before a plural ("get_players": the players that match, each with its key)."""
+    words = _verb_first(spec, prefix)
+    return bool(words) and (words[0] in _FINDING_VERBS or (words[0] == "get" and len(words) > 1 and _plural(words[1])))
+
+
+#: Nouns written in the plural for one thing's parts ("get_details" reads one thing).
+_PLURAL_OF_ONE = frozenset("details settings statistics stats specs metrics preferences news status".split())
+
+
+def _plural(word: str) -> bool:
+    return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")) and word not in _PLURAL_OF_ONE
 
 
 #: What a tool's description says it gives: the words after "into", "returns", "gives".

@@ -47,3 +47,44 @@ def named_sites(text: str) -> tuple[tuple[int, str], ...]:
         if not all(w.lower() in STOPWORDS for w in m.group(group).split()):  # "The homepage loads slowly"
             found.append((m.start(group), m.group(group)))
     return tuple(found)
+
+
+#: Where a tool description's sentences end: after a full stop, a question mark or a colon, even
+#: with no space before the next ("you can use this tool.The description of this function is:").
+_SENTENCE_END = re.compile(r"(?<=[.!?:])\s*(?=[\"'“]?[A-Z])|\n+")
+_QUOTED_NAME = re.compile(r"\"[^\"\n]{0,60}\"|'[^'\n]{0,60}'|“[^”\n]{0,60}”")
+#: How much of a description is read for its sentences, and how many sentences.
+_DESCRIPTION_CHARS = 2_000
+_DESCRIPTION_SENTENCES = 24
+
+
+def _sentences(description: str) -> list[str]:
+    return [s for s in _SENTENCE_END.split(description[:_DESCRIPTION_CHARS], _DESCRIPTION_SENTENCES) if s.strip()]
+
+
+def _sentence_key(sentence: str) -> str:
+    return " ".join(_QUOTED_NAME.sub("Q", sentence).lower().split()).rstrip(".:!? ")
+
+
+def boilerplate(descriptions: tuple[str, ...]) -> frozenset[str]:
+    """The sentences a tool catalogue repeats in its descriptions ("This is the subfunction for
+    tool "shazam", you can use this tool.", "This tool belongs to the Gorilla file system."):
+    those in at least two descriptions and a third of them, compared with quoted names masked.
+    They say which API a tool belongs to, not what it does."""
+    if len(descriptions) < 3:
+        return frozenset()
+    counts: dict[str, int] = {}
+    for description in descriptions:
+        for key in {_sentence_key(s) for s in _sentences(description)}:
+            counts[key] = counts.get(key, 0) + 1
+    floor = max(2, len(descriptions) / 3)
+    return frozenset(key for key, n in counts.items() if n >= floor and len(key.split()) >= 2 and key != "q")
+
+
+def without_boilerplate(description: str, shared: frozenset[str]) -> str:
+    """A description less the sentences its catalogue repeats (``boilerplate``); the description
+    itself when every sentence is one."""
+    if not shared:
+        return description
+    kept = [s for s in _sentences(description) if _sentence_key(s) not in shared]
+    return " ".join(s.strip() for s in kept) if kept else description

@@ -42,3 +42,22 @@ def test_the_word_lists_share_one_core_of_grammar_words():
     for words in (lexicon.NAME_STOPWORDS, lexicon.FACTLESS_WORDS, lexicon.DESCRIPTION_STOPWORDS, lexicon.STOPWORDS):
         assert lexicon.GRAMMAR_WORDS <= words
     assert "number" in lexicon.DESCRIPTION_STOPWORDS and "number" not in lexicon.FACTLESS_WORDS
+
+
+def test_the_sentences_a_tool_catalogue_repeats_are_its_boilerplate() -> None:
+    from guard.text import boilerplate, without_boilerplate
+
+    rapid = tuple(
+        f'This is the subfunction for tool "{api}", you can use this tool.The description of this function is: "{what}"'
+        for api, what in [("shazam", "Get top songs of an artist"), ("shazam", "List similar songs"), ("api_nba", "Get data about teams.")]
+    )
+    shared = boilerplate(rapid)
+    assert without_boilerplate(rapid[0], shared) == '"Get top songs of an artist"'
+    assert without_boilerplate(rapid[2], shared) == '"Get data about teams."'
+    gorilla = tuple(f"This tool belongs to the Gorilla file system. Tool description: {what}" for what in ["List files.", "Change directory.", "Show a file's last lines."])
+    assert without_boilerplate(gorilla[2], boilerplate(gorilla)) == "Show a file's last lines."
+    # Everyday negatives: descriptions that share words but no sentence, two tools only, a description that is all boilerplate
+    plain = ("Get the weather for a city.", "Get the news for a city.", "Book a table for a city restaurant.")
+    assert boilerplate(plain) == frozenset()
+    assert boilerplate(rapid[:2]) == frozenset()
+    assert without_boilerplate("This tool belongs to the Gorilla file system.", boilerplate(gorilla)) == "This tool belongs to the Gorilla file system."

@@ -1377,7 +1377,7 @@ def _place_with_country(value: object, ctx: Context) -> Derivation | None:
     if not isinstance(value, str) or "," not in value:
         return None
     parts = [p.strip() for p in value.split(",") if p.strip()]
-    said = [(p, _said_phrase(p, ctx) if (by := _said_by_initials(p, ctx)) is None else by) for p in parts]
+    said = [(p, next((i for i in (_said_by_initials(p, ctx), _said_clipped(p, ctx)) if i is not None), None) if (i := _said_phrase(p, ctx)) is None else i) for p in parts]
     places = [index for p, index in said if index is not None and normalise_text(p) not in _COUNTRY_OF]
     if len(parts) < 2 or not places or any(i is None and not _qualifies_place(p) for p, i in said):
         return None
@@ -1395,11 +1395,33 @@ def _said_by_initials(name: str, ctx: Context) -> int | None:
 
 
 def _initials_expanded(value: object, ctx: Context) -> Derivation | None:
-    """``city: "San Francisco"`` from "thai food in SF", ``"New York City"`` from "NYC": a name the
-    user wrote by its initials, in full."""
-    if not isinstance(value, str) or (index := _said_by_initials(value.strip(), ctx)) is None:
+    """``city: "San Francisco"`` from "thai food in SF", ``"New York City"`` from "NYC", or from
+    "san fran": a name the user wrote by its initials or with its words clipped, in full."""
+    if not isinstance(value, str):
         return None
-    return index, f"{''.join(w[0] for w in value.split())} -> {value}"
+    if (index := _said_by_initials(value.strip(), ctx)) is not None:
+        return index, f"{''.join(w[0] for w in value.split())} -> {value}"
+    if (index := _said_clipped(value.strip(), ctx)) is not None:
+        return index, f"clipped -> {value}"
+    return None
+
+
+def _said_clipped(name: str, ctx: Context) -> int | None:
+    """Where the user wrote a name of two to four capitalised words with some clipped, in order
+    ("san fran" for San Francisco; as many words as the name has): each
+    said word the start of the name's word, three letters at least, one of them cut short."""
+    words = name.split()
+    if not 2 <= len(words) <= 4 or not all(w[:1].isupper() and w.isalpha() for w in words):
+        return None
+    lowered = [w.lower() for w in words]
+    clip = r"\s+".join(rf"{re.escape(w[:3])}[a-z]{{0,{len(w) - 3}}}" for w in lowered)
+    for index, text in ctx.normalised:
+        for m in itertools.islice(re.finditer(rf"(?<= ){clip}(?= )", text[:_READ]), 8):
+            said = m[0].split()
+            if all(w.startswith(c) for w, c in zip(lowered, said)) and any(len(c) < len(w) for w, c in zip(lowered, said)) \
+                    and not any(c in STOPWORDS and len(c) < len(w) for w, c in zip(lowered, said)):
+                return index
+    return None
 
 
 def _place_before_name(value: object, ctx: Context) -> Derivation | None:

@@ -656,7 +656,7 @@ def check(ctx: CheckContext) -> list[Finding]:
     for leaf, skipped in entries:
         risk = risk_of(
             leaf.name, leaf.schemas, leaf.value, index.said.haystack, index.results.haystack,
-            parent=_parent_key(leaf.path), lookup=lookup, numbers=index.numbers,
+            parent=_parent_key(leaf.path), lookup=lookup, numbers=index.numbers, paths=ctx.conversation.confirmed_paths,
         )
         evidence = {"searched": searched, "risk": risk.level, "risk_reason": risk.reason}
         if isinstance(skipped, SemanticSkip):

@@ -1404,6 +1404,33 @@ def periods_per_year(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
+#: A rate a year ("6% per year", "4.5% annual interest", "an APR of 7%") and a number of years ("for 5 years").
+_YEARLY_RATE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:%|percent)\s*(?:(?:a|per|each)\s+year|annual|annually|yearly|apr|p\.?a\.?)|\b(?:apr|annual rate)\s+(?:of\s+)?(\d+(?:\.\d+)?)\s*(?:%|percent)", re.IGNORECASE)
+_YEARS = re.compile(r"(\d+(?:\.\d+)?)\s*years?\b", re.IGNORECASE)
+_PER_PERIOD_PARAMS = frozenset({"period", "periods", "periodic", "monthly", "payment", "payments", "installments", "nper"})
+
+
+def per_compounding_period(value: object, ctx: Context) -> Derivation | None:
+    """``rate_per_period: 0.005`` and ``periods: 60`` from "$200 every month for 5 years at 6% per
+    year compounded monthly": a yearly rate divided, or a number of years multiplied, by the
+    periods a year the user named, for a parameter that counts or rates periods."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not _PER_PERIOD_PARAMS & set(ctx.words):
+        return None
+    for (index, text), (_, raw) in zip(ctx.normalised, ctx.said):
+        counts = {c for m in _PER_YEAR_PATTERN.finditer(text) if (c := _EVERY.get(m[1].replace("-", " ")) or _PER_YEAR.get(m[1].replace("-", "")))}
+        for count in counts - {1}:
+            if "rate" in ctx.words:
+                for m in _YEARLY_RATE.finditer(raw[:_CACHED_TEXT]):
+                    rate = float(m[1] or m[2])
+                    if rounds_to(value, rate / 100 / count) or rounds_to(value, rate / count):
+                        return index, f"{rate:g}% a year over {count} periods -> {value}"
+            elif isinstance(value, int) or float(value).is_integer():
+                for m in _YEARS.finditer(raw[:_CACHED_TEXT]):
+                    if math.isclose(float(m[1]) * count, value):
+                        return index, f"{m[0]} of {count} periods -> {value}"
+    return None
+
+
 # --- arithmetic on stated numbers -----------------------------------------------------------------
 
 #: Expressions people write in running text: "2π", "3/4", "12 x 3", "2^10", "15% of 80", "half of 10".
@@ -1673,6 +1700,6 @@ def fraction_of_scale(value: object, ctx: Context) -> Derivation | None:
 
 
 RULES = (
-    converted_quantity, bare_temperature, unit_symbol, currency_name, minor_units, language_code, airport_code, airport_name, airport_written, ticker_symbol, country_of_place, region_code, time_zone, periods_per_year, per_period, arithmetic,
+    converted_quantity, bare_temperature, unit_symbol, currency_name, minor_units, language_code, airport_code, airport_name, airport_written, ticker_symbol, country_of_place, region_code, time_zone, periods_per_year, per_period, per_compounding_period, arithmetic,
     difference_or_sum, count_times_quantity, quantity_text, holiday, phone_number, physical_constant, fraction_of_scale,
 )

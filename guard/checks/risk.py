@@ -151,7 +151,7 @@ class Risk:
 
 def risk_of(
     name: str, schemas: Iterable[dict[str, Any]], value: Any, said: str = "", results: str = "", parent: str = "", lookup: bool = False,
-    numbers: Collection[int | float] = frozenset(),
+    numbers: Collection[int | float] = frozenset(), paths: str = "",
 ) -> Risk:
     """What is at stake if ``value`` for parameter ``name`` (described by ``schemas``) was invented;
     ``said`` is what the user and system said, ``results`` what earlier tools returned (a summary
@@ -159,7 +159,8 @@ def risk_of(
     ``parent`` the key of the object the parameter sits in (``order_by`` for ``order_by.column``);
     ``lookup`` whether the tool only reads (its name's verb: get, search, list), whose page size
     the model may choose; ``numbers`` the numbers said or returned, as ``normalise.number_key``
-    writes them (the grounding index's: "100k" gives 100000)."""
+    writes them (the grounding index's: "100k" gives 100000); ``paths`` the paths earlier calls
+    named that the environment found (``Conversation.confirmed_paths``)."""
     schemas = [s for s in schemas if isinstance(s, dict)]
     named = name_words(name).split()
     words = set(named)
@@ -176,7 +177,7 @@ def risk_of(
         composed or (_SYNTAX.search(value) and _operands_found(value, numbers))  # one token: "x**2", not "(2+3)*5" over unsaid numbers
     ):
         return Risk("derivable", "a command, code or formula in the model's syntax: what it names was said or returned")
-    if isinstance(value, str) and _path_listed(value.strip(), said, results):
+    if isinstance(value, str) and _path_listed(value.strip(), said, f"{results} {paths}" if paths else results):
         return Risk("derivable", "a path joined from directories and files that were said or that tools listed")
     if hit := words & _CONSEQUENTIAL_WORDS:
         return Risk("consequential", f"the parameter names {sorted(hit)[0]!r}: it must be stated or come from a tool result")
@@ -446,11 +447,28 @@ def _literals_said(value: str, said: str, results: str = "", numbers: Collection
     """Whether the values a query searches for ("Initech" in ``Account.Name = 'Initech'``, "The
     Killers" in ``artist:The Killers``) were mostly said or returned: half of their content-word
     stems or more, with at least one."""
-    literals = " ".join(next(g for g in m.groups() if g is not None) for m in _QUERY_LITERALS.finditer(value[:2_000]))
+    literals = " ".join(_year_bound(next(g for g in m.groups() if g is not None), numbers) for m in _QUERY_LITERALS.finditer(value[:2_000]))
     own = _stems(literals)
     known = _stems(said) | _stems(results)
     found = {w for w in own if w in known or (w.isdigit() and int(w) in numbers)}
     return bool(own) and 2 * len(found) >= len(own)
+
+
+_ISO_DAY = re.compile(r"(\d{4})-(\d\d)-(\d\d)(?:[ T]00:00(?::00)?)?")
+
+
+def _year_bound(literal: str, numbers: Collection[int | float]) -> str:
+    """A query's date that bounds a year the user named, as that year: "2023-01-01" and
+    "2023-12-31" for "in 2023", and "2024-01-01", the end a half-open range stops before."""
+    m = _ISO_DAY.fullmatch(literal.strip())
+    if m is None:
+        return literal
+    year, day = int(m[1]), (m[2], m[3])
+    if day in (("01", "01"), ("12", "31")) and year in numbers:
+        return str(year)
+    if day == ("01", "01") and year - 1 in numbers:
+        return str(year - 1)
+    return literal
 
 
 def _number_stated_for(words: set[str], said: str) -> bool:

@@ -1003,3 +1003,19 @@ def test_a_term_written_without_a_number_has_coefficient_one(text: str, param: s
 def test_an_age_is_the_full_years_since_a_stated_birth(text: str, value: int, derived: bool) -> None:
     found = derive(value, "age_years", [(0, text)], description="Age in years.", today=date(2025, 9, 1))
     assert (found is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "derived"),
+    [
+        ("hey whats the weather like in san fran rn?", "San Francisco", True),
+        ("hey whats the weather like in san fran rn?", "San Francisco, CA", True),
+        ("cheap flights to the new mex desert", "New Mexico", True),
+        # everyday negatives: another city that starts the same, one word only, a clipped word another name continues
+        ("weather in san fran rn?", "San Fernando", False),
+        ("I love san", "San Francisco", False),
+        ("a trip to san diego", "San Francisco", False),
+    ],
+)
+def test_a_name_said_with_its_words_clipped(text: str, value: str, derived: bool) -> None:
+    assert (derive(value, "location", [(0, text)]) is not None) is derived

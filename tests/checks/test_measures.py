@@ -655,3 +655,24 @@ def test_an_article_alone_and_a_share_of_no_unit_are_no_quantity() -> None:
     assert quantities("give me a minute, I'll check") == ()
     assert quantities("a quarter of a pizza is left") == ()
     assert quantities("half of the class was late") == ()
+
+
+@pytest.mark.parametrize(
+    ("param", "value", "derived"),
+    [
+        ("rate_per_period", 0.005, True),
+        ("periods", 60, True),
+        ("monthly_rate", 0.5, True),  # in percent, as the user wrote the yearly one
+        # everyday negatives: a wrong division, years not multiplied out, a parameter that is no period
+        ("rate_per_period", 0.004, False),
+        ("periods", 50, False),
+        ("age", 60, False),
+    ],
+)
+def test_a_yearly_rate_and_years_over_the_periods_a_year_the_user_named(param: str, value: float, derived: bool) -> None:
+    text = "I save $200 at the end of every month for 5 years in an account paying 6% per year compounded monthly."
+    assert (derive(value, param, said(text)) is not None) is derived
+
+
+def test_no_period_conversion_without_a_frequency() -> None:
+    assert derive(60, "periods", said("I save $200 a year for 5 years at 6% per year.")) is None  # one period a year: no 60

@@ -547,3 +547,36 @@ def test_a_parameter_named_by_a_letter_is_what_its_description_says() -> None:
     assert risk_of("p", [{"type": "number", "description": "Principal amount."}], 0.5, "invest it").level != "derivable"
     assert risk_of("k", [{"type": "integer"}], 3, "pick some").level != "derivable"
     assert risk_of("person", [{"type": "number", "description": "probability"}], 0.5, "a fair coin").level != "derivable"
+
+
+def test_a_path_joined_from_a_directory_an_earlier_call_found_is_derivable() -> None:
+    from langchain_core.messages import AIMessage, ToolMessage
+
+    from guard.conversation import Conversation
+
+    said = "add a --verbose flag to the wordcount CLI"
+    listing = '{"entries": ["__init__.py", "cli.py"]}'
+    assert risk_of("path", [{}], "src/wordcount/cli.py", said, listing, paths="src/wordcount").level == "derivable"
+    # Everyday negatives: no earlier call found "src"; a file the listing did not give; a directory whose call failed
+    assert risk_of("path", [{}], "src/wordcount/cli.py", said, listing).level == "consequential"
+    assert risk_of("path", [{}], "src/wordcount/main.py", said, listing, paths="src/wordcount").level == "consequential"
+    failed = Conversation.from_messages([
+        ("user", said),
+        AIMessage("", tool_calls=[{"name": "list_dir", "args": {"path": "lib/wordcount"}, "id": "a"}]),
+        ToolMessage("Error: no such directory", tool_call_id="a"),
+        AIMessage("", tool_calls=[{"name": "list_dir", "args": {"path": "src/wordcount"}, "id": "b"}]),
+        ToolMessage(listing, tool_call_id="b"),
+    ])
+    assert failed.confirmed_paths == "src/wordcount"
+
+
+def test_a_querys_dates_that_bound_the_named_year_are_the_year() -> None:
+    said = "how many orders did we get in 2023? it's the orders table, timestamp column is created_at"
+    numbers = frozenset({2023})
+    sql = "SELECT COUNT(*) FROM orders WHERE created_at >= '{}' AND created_at < '{}'"
+    assert risk_of("query", [{}], sql.format("2023-01-01", "2024-01-01"), said, numbers=numbers).level == "derivable"
+    assert risk_of("query", [{}], sql.format("2023-01-01", "2023-12-31"), said, numbers=numbers).level == "derivable"
+    # Everyday negatives: another year, a day inside the year, the end of the year after
+    assert risk_of("query", [{}], sql.format("2022-01-01", "2023-01-01"), said, numbers=numbers).level != "derivable"
+    assert risk_of("query", [{}], sql.format("2023-06-01", "2023-07-01"), said, numbers=numbers).level != "derivable"
+    assert risk_of("query", [{}], sql.format("2024-01-01", "2024-12-31"), said, numbers=numbers).level != "derivable"

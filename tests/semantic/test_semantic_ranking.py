@@ -253,6 +253,23 @@ def test_a_search_for_things_of_a_kind_feeds_the_read_of_one_by_its_key() -> Non
     assert not _feeds(registry.get("search_papers"), registry.get("get_paper_citations"))
 
 
+def test_a_get_of_many_things_finds_the_key_a_goal_that_requires_nothing_reads_by() -> None:
+    from guard.semantic import _feeds
+
+    registry = ToolRegistry([
+        tool("get_players", "Get data about players; search by name.", (), search="", id=""),
+        tool("get_players_statistics", "Statistics of players, by player id and season.", (), id="", season=""),
+        tool("get_details", "Details of one player.", ("player_id",), player_id=""),
+        tool("get_player", "One player by id.", ("id",), id=""),
+        tool("get_teams", "Teams.", (), search=""),
+    ])
+    assert _feeds(registry.get("get_players"), registry.get("get_players_statistics"))
+    # Everyday negatives: one thing's details, a read of one thing, a plural of another kind
+    assert not _feeds(registry.get("get_details"), registry.get("get_players_statistics"))
+    assert not _feeds(registry.get("get_player"), registry.get("get_players_statistics"))
+    assert not _feeds(registry.get("get_teams"), registry.get("get_players_statistics"))
+
+
 def test_a_step_feeds_a_tool_that_starts_from_what_its_description_says_it_gives() -> None:
     from guard.semantic import _feeds
 
@@ -308,7 +325,9 @@ def test_no_flag_where_the_better_tool_itself_fits_the_part_weakly(embedder: Any
              tool("calendar_find_free_slots", "Find common free time for attendees.", ("attendees", "window_start")),
              tool("calendar_create_event", "Create a calendar event.", ("title", "start")),
              tool("slack_post_message", "Post a message to a Slack channel.", ("channel", "text"))]
-    call = {"name": "directory_lookup", "args": {"query": "Alex Kim"}, "id": "1"}
+    # (a query the user wrote word for word, "Alex Kim", is a lookup of what they named: no flag
+    # with or without the floor; this one is the model's own wording)
+    call = {"name": "directory_lookup", "args": {"query": "Kim, Alex"}, "id": "1"}
     asked = "Find 30 minutes tomorrow afternoon with Alex Kim and Priya Shah for a roadmap review, book it, and post the time in #product-team."
     weak = selection_check(_ctx(SemanticGuard(embedder), tools, call, asked))
     assert weak == []
@@ -461,3 +480,39 @@ def test_a_part_that_asks_for_an_act_of_the_calls_kind_is_served_by_it(semantic:
         assert [f.evidence["better"] for f in selection_check(_ctx(semantic, tools, edit, asked))] == ["read_file"]
     delete = {"name": "delete_file", "args": {"path": "src/api/user.js"}, "id": "2"}
     assert [f.evidence["better"] for f in selection_check(_ctx(semantic, tools, delete, "rename getUserData to fetchUserProfile everywhere"))] == ["read_file"]
+
+
+def test_a_lookup_of_what_the_user_identified_starts_serving_them(semantic: Any) -> None:
+    from guard.semantic import _keyed_by_what_was_named
+
+    tools = [tool("get_user_details", "Get a user's profile: membership, payment methods, reservation ids.", ("user_id",), user_id=""),
+             tool("get_reservation_details", "Get a reservation's details.", ("reservation_id",), reservation_id=""),
+             tool("update_reservation_flights", "Replace the flights of a reservation.", ("reservation_id",), reservation_id=""),
+             tool("get_flight_status", "Status of a flight on a date.", ("flight_number",), flight_number="")]
+    asked = "Hello, I'm Omar, user id omar_haddad_88. I need to push my Chicago to Boston flight, reservation R7HD2L, from the 10th to the 12th."
+    me = _ctx(semantic, tools, {"name": "get_user_details", "args": {"user_id": "omar_haddad_88"}, "id": "1"}, asked)
+    assert selection_check(me) == []
+    # Everyday negatives: a lookup of the thing the better tool acts on stays judged; an id
+    # nobody wrote, a plain word, are no identified record
+    flight = _ctx(semantic, tools, {"name": "get_flight_status", "args": {"flight_number": "R7HD2L"}, "id": "2"}, asked)
+    assert [f.evidence["better"] for f in selection_check(flight)] == ["update_reservation_flights"]
+    assert not _keyed_by_what_was_named(_ctx(semantic, tools, {"name": "get_user_details", "args": {"user_id": "omar_88"}, "id": "3"}, asked))
+    assert not _keyed_by_what_was_named(_ctx(semantic, tools, {"name": "get_user_details", "args": {"user_id": "flight"}, "id": "4"}, asked))
+
+
+def test_siblings_told_apart_only_by_words_nobody_said_are_no_wrong_choice(semantic: Any) -> None:
+    from guard.semantic import _unnamed_sibling
+
+    registry = ToolRegistry([
+        tool("cylinder_volume", "Volume of a cylinder.", ("radius", "height"), radius="", height=""),
+        tool("cone_volume", "Volume of a cone.", ("radius", "height"), radius="", height=""),
+        tool("create_event", "Create an event.", ("title",), title=""),
+        tool("update_event", "Update an event.", ("title",), title=""),
+        tool("sphere_volume", "Volume of a sphere.", ("radius",), radius=""),
+    ])
+    cylinder, cone = registry.get("cylinder_volume"), registry.get("cone_volume")
+    assert _unnamed_sibling(cylinder, cone, None, "A soda can is 12 cm tall and 6.6 cm across. What's its volume?")
+    # Everyday negatives: the request names the shape, the tools differ by their verb, or by their parameters
+    assert not _unnamed_sibling(cylinder, cone, None, "Volume of an ice-cream cone 12 cm tall, 3 cm radius?")
+    assert not _unnamed_sibling(registry.get("create_event"), registry.get("update_event"), None, "lunch with Maya on Friday")
+    assert not _unnamed_sibling(registry.get("sphere_volume"), cone, None, "a ball 12 cm across")
