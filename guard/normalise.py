@@ -113,6 +113,14 @@ _FACTORS: dict[str, frozenset[float]] = {
     dimension: frozenset(units.values()) for dimension, units in _UNIT_TABLE.items()
 }
 
+#: Words that make the number after them negative ("minus 40", "negative 3"), unless a number
+#: stands before them ("40 minus 3" subtracts).
+_SAID_NEGATIVE = re.compile(r"(\S*)\s*\b(?:minus|negative)\s+$")
+
+
+def _said_negative(before: str) -> bool:
+    m = _SAID_NEGATIVE.search(before)
+    return m is not None and not (m[1][-1:].isdigit() or m[1] in _NUMBER_WORDS)
 _DIGITS = re.compile(
     r"(?<![\d.,])(?:(?<![\w-])(?P<sign>-))?"
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,300}(?:\.\d+)?)(?!\d)"
@@ -165,8 +173,8 @@ def numbers_in(text: str) -> dict[int | float, str]:
         value = _digits_value(m.group("num"))
         if value is None:
             continue
-        if m.group("sign"):
-            value = -value
+        if m.group("sign") or _said_negative(folded[max(0, m.start() - 40) : m.start()]):
+            value = -value  # "-40", "minus 40", "negative 3.5"
         suffix = m.group("suffix")
         if suffix in ("m", "b") and folded[max(0, m.start() - 1) : m.start()] in _MONEY_SIGNS:
             suffix = {"m": "mn", "b": "bn"}[suffix]  # "$1.2M": a sum of money in millions, not metres
@@ -188,6 +196,8 @@ def numbers_in(text: str) -> dict[int | float, str]:
             continue
         end, value = parsed
         suffix = tokens[end] if end < len(tokens) else None
+        if i > 0 and tokens[i - 1] in ("minus", "negative") and (i < 2 or (tokens[i - 2] not in _NUMBER_WORDS and not tokens[i - 2][:1].isdigit())):
+            value = -value  # "minus forty degrees", not "fifty minus forty"
         _add_readings(found, value, suffix, " ".join(tokens[i : end + _qualifies(suffix)]))
         i = end
     return found

@@ -1086,6 +1086,9 @@ def selection_check(ctx: Any) -> list[Finding]:
         # reading the record the user identified (their user id, the contact they named) is how
         # serving them starts, whatever the request goes on to ask
         return []
+    if _lookup(ctx.spec, prefix) and _INVESTIGATES.search(users[-1][-2_000:]):
+        # "pods keep restarting, can you take a look?": any read is a fair first step of looking
+        return []
     if _unnamed_sibling(ctx.spec, better, prefix, " ".join(users)):
         # "cylinder_volume" or "cone_volume" for "a soda can": the words that tell the two apart
         # were not said, so the model's preference between them is knowledge, not the request's
@@ -1143,8 +1146,21 @@ def _selection_confidence(spec: ToolSpec, better: ToolSpec, prefix: str | None, 
 #: says nothing of dealing in the same thing.
 _GENERIC_WORDS = ("details", "detail", "info", "information", "data", "record", "records")
 #: A value that identifies: letters with digits or an underscore ("omar_haddad_88", "R7HD2L"),
-#: or a capitalised name ("Maya", "Dua Lipa").
-_IDENTIFYING = re.compile(r"(?=\S*[\d_])\w[\w.@-]{2,}|[A-Z][a-z]+(?: [A-Z][a-z]+){0,2}")
+#: not a date ("2023-11-15") nor a number.
+_IDENTIFYING = re.compile(r"(?=\S*[\d_@])(?=\S*[A-Za-z])\w[\w.@-]{2,}")
+#: A capitalised name ("Maya", "Dua Lipa"), which identifies a record of people only (a place
+#: named is no record looked up: "Tokyo" for attraction recommendations).
+_NAME = re.compile(r"[A-Z][a-z]+(?: [A-Z][a-z]+){0,2}")
+_PEOPLE_WORDS = tuple("contact user people person employee member customer patient friend directory attendee".split())
+
+
+#: A request to look into a problem, with no particular read asked for ("can you take a look?",
+#: "what's going on?", "can you check?"): where any lookup is a fair first step.
+_INVESTIGATES = re.compile(
+    r"\b(?:take a look|have a look|look into (?:it|this|that|them)|what(?:'|’)?s going on|what is going on|investigate|troubleshoot"
+    r"|figure out why|dig into)\b|\bcheck(?: it| this| that| on (?:it|this|that|them))?(?: out)?\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
 
 
 def _unnamed_sibling(spec: ToolSpec, better: ToolSpec, prefix: str | None, said: str) -> bool:
@@ -1156,19 +1172,26 @@ def _unnamed_sibling(spec: ToolSpec, better: ToolSpec, prefix: str | None, said:
     if not mine or not theirs or (mine[0] != theirs[0] and (_is_verb(mine[0]) or _is_verb(theirs[0]))):
         return False  # another verb is another act: "create" or "modify" is what the user said
     differ = {stem(w) for w in set(mine) ^ set(theirs) if w not in GRAMMAR_WORDS}
-    heard = {stem(w) for w in normalise_text(said[:20_000]).split()}
-    return bool(differ) and not differ & heard
+    # what their descriptions say differently counts too ("gather perspectives" for one of two
+    # "clarity_guide"s); a word is heard in full or as the start of a said one ("wiki": Wikipedia)
+    described = [set(normalise_text(t.description[:300]).split()) - STOPWORDS for t in (spec, better)]
+    differ |= {stem(w) for w in described[0] ^ described[1] if len(w) > 2}
+    heard = {stem(w) for w in normalise_text(said[:20_000]).split() if w not in STOPWORDS}
+    return bool(differ) and not any(d in heard or any(h.startswith(d) for h in heard if len(d) >= 4) for d in differ)
 
 
 def _keyed_by_what_was_named(ctx: Any) -> bool:
     """Whether every argument of the call is a value the user wrote word for word, one of them
-    an identifier or a name: a lookup of the very thing the user named."""
+    an identifier, or a name for a tool that looks up people: a lookup of the record the user named."""
     values = [v for v in (ctx.args or {}).values() if v not in (None, "", [])] if isinstance(ctx.args, dict) else []
     if not values or not all(isinstance(v, str) and 0 < len(v) <= 80 for v in values):
         return False
     said = " ".join(m.content for m in ctx.conversation.messages if m.role == "user")[:20_000]
     found = [v for v in values if re.search(rf"(?<!\w){re.escape(v)}(?!\w)", said)]
-    return len(found) == len(values) and any(_IDENTIFYING.fullmatch(v) for v in found)
+    if len(found) != len(values):
+        return False
+    people = ctx.spec is not None and bool(_nouns(ctx.spec) & {_noun(w) for w in _PEOPLE_WORDS})
+    return any(_IDENTIFYING.fullmatch(v) or (people and _NAME.fullmatch(v)) for v in found)
 
 
 def _service_prefix(registry: ToolRegistry) -> str | None:

@@ -338,3 +338,19 @@ def test_numbers_in_scientific_notation():
     assert number_key(3e-9) in numbers_in("a charge of 3*10**-9 C")
     # a product of two numbers is no power of ten
     assert number_key(2e10) not in numbers_in("I have 2 x 10 boxes") and number_key(4e10) not in numbers_in("a 4 x 10 room")
+
+
+@pytest.mark.parametrize(
+    ("text", "number", "present"),
+    [
+        ("What's minus forty degrees Fahrenheit in Kelvin?", -40, True),
+        ("it is minus 12 outside", -12, True),
+        ("a balance of negative 3.5", -3.5, True),
+        # everyday negatives: a subtraction, in words or digits, and the word alone
+        ("what is 40 minus 3", -3, False),
+        ("fifty minus forty", -40, False),
+        ("press the minus key twice", -2, False),
+    ],
+)
+def test_a_number_said_with_minus_is_negative(text: str, number: float, present: bool) -> None:
+    assert (number_key(number) in numbers_in(text)) is present

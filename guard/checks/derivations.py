@@ -698,8 +698,22 @@ def _foreign_days(text: str, base: datetime) -> tuple[tuple[str, datetime], ...]
             found = search_dates(text, languages=[language], settings={"RELATIVE_BASE": base, "PREFER_DATES_FROM": "future"}) or []
         except Exception:  # dateparser raises many types on odd input
             continue
-        days += [(span, when) for span, when in found if _names_a_day(span)]
+        days += [(span, _at_hour(span, when)) for span, when in found if _names_a_day(span)]
     return tuple(dict.fromkeys(days))
+
+
+#: A clock hour after the word for "at" in the common languages, ending a span dateparser read
+#: as a day: "domani alle 15", "amanhã às 9", "mañana a las 8", "morgen um 7", "demain à 9".
+_AT_HOUR = re.compile(r"\b(?:alle|all'|a las|a la|às|as|à|um|om|в|saat)\s*(\d{1,2})(?:[:.h](\d\d))?\s*(?:uhr|h|ore|horas?|heures?)?$", re.IGNORECASE)
+
+
+def _at_hour(span: str, when: datetime) -> datetime:
+    """The day dateparser read, at the hour the span ends with when dateparser left it out (it
+    reads "domani alle 15" as tomorrow at noon)."""
+    m = _AT_HOUR.search(span.strip())
+    if m is None or int(m[1]) > 23 or int(m[2] or 0) > 59:
+        return when
+    return when.replace(hour=int(m[1]), minute=int(m[2] or 0), second=0, microsecond=0)
 
 
 #: Each of the last messages a day in another language is looked for in, and how much of each:
@@ -1407,21 +1421,36 @@ def _initials_expanded(value: object, ctx: Context) -> Derivation | None:
 
 
 def _said_clipped(name: str, ctx: Context) -> int | None:
-    """Where the user wrote a name of two to four capitalised words with some clipped, in order
-    ("san fran" for San Francisco; as many words as the name has): each
-    said word the start of the name's word, three letters at least, one of them cut short."""
+    """Where the user wrote a name of two to four capitalised words with some clipped or
+    abbreviated, in order ("san fran" for San Francisco, "Man Utd" for Manchester United; as
+    many words as the name has): each said word the start of the name's word, or its first letter
+    and more of its letters in order, three letters at least, one of them shortened."""
     words = name.split()
     if not 2 <= len(words) <= 4 or not all(w[:1].isupper() and w.isalpha() for w in words):
         return None
     lowered = [w.lower() for w in words]
-    clip = r"\s+".join(rf"{re.escape(w[:3])}[a-z]{{0,{len(w) - 3}}}" for w in lowered)
     for index, text in ctx.normalised:
-        for m in itertools.islice(re.finditer(rf"(?<= ){clip}(?= )", text[:_READ]), 8):
-            said = m[0].split()
-            if all(w.startswith(c) for w, c in zip(lowered, said)) and any(len(c) < len(w) for w, c in zip(lowered, said)) \
-                    and not any(c in STOPWORDS and len(c) < len(w) for w, c in zip(lowered, said)):
+        tokens = text[:_READ].split()
+        for i in range(len(tokens) - len(lowered) + 1):
+            said = tokens[i : i + len(lowered)]
+            if said[0][:1] != lowered[0][:1]:
+                continue
+            if all(c == w or _shortens(c, w) for w, c in zip(lowered, said)) and said != lowered:
                 return index
     return None
+
+
+def _shortens(said: str, word: str) -> bool:
+    """Whether a said word shortens ``word``: its start ("fran"), or its first letter and more of
+    its consonants in order ("utd" for united, "mtn" for mountain), three letters at least, no stopword."""
+    if len(said) < 3 or len(said) >= len(word) or said in STOPWORDS or said[0] != word[0]:
+        return False
+    if word.startswith(said):
+        return True
+    if any(ch in "aeiou" for ch in said[1:]):
+        return False  # an abbreviation keeps the consonants ("utd", "mtn", "intl")
+    rest = iter(word[1:])
+    return all(ch in rest for ch in said[1:])
 
 
 def _place_before_name(value: object, ctx: Context) -> Derivation | None:

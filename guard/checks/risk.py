@@ -179,6 +179,8 @@ def risk_of(
         return Risk("derivable", "a command, code or formula in the model's syntax: what it names was said or returned")
     if isinstance(value, str) and _path_listed(value.strip(), said, f"{results} {paths}" if paths else results):
         return Risk("derivable", "a path joined from directories and files that were said or that tools listed")
+    if isinstance(value, str) and "formula" in words | described and (words | described) & _CHEMISTRY_WORDS and chemical_formula(value.strip()):
+        return Risk("derivable", "the chemical formula of a substance the user named: its canonical form")
     if hit := words & _CONSEQUENTIAL_WORDS:
         return Risk("consequential", f"the parameter names {sorted(hit)[0]!r}: it must be stated or come from a tool result")
     if hit := formats & _CONSEQUENTIAL_FORMATS:
@@ -233,6 +235,22 @@ def risk_of(
 #: Where a sentence starts in a composed text (its first word is capitalised by grammar, not as a name).
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;\n>]|\s[-*•#]+)\s*[\W_]*$")  # ">": after a markup tag
 _WORD_OR_NUMBER = re.compile(r"[A-Za-z][\w'’-]*|\d+(?:[.,:]\d+)*")
+
+
+#: Words that say a formula is a chemical one ("Molecular formula, e.g. H2SO4").
+_CHEMISTRY_WORDS = frozenset({"chemical", "molecular", "molecule", "compound", "molar", "substance", "chemistry", "empirical"})
+_FORMULA = re.compile(r"(?:\(?(?:[A-Z][a-z]?\d{0,3})+\)?\d{0,3}){1,12}")
+_SYMBOL = re.compile(r"[A-Z][a-z]?")
+
+
+def chemical_formula(value: str) -> bool:
+    """Whether a value is written as a chemical formula of real elements ("C6H12O6", "NaCl",
+    "Ca(OH)2"; the elements are ``molmass``'s), not a code in capitals ("NACL": no element A)."""
+    if len(value) > 60 or not _FORMULA.fullmatch(value):
+        return False
+    from molmass import ELEMENTS  # read only when a formula parameter needs it
+
+    return all(symbol in ELEMENTS for symbol in _SYMBOL.findall(value))
 
 
 def _facts(value: str) -> list[str]:

@@ -1011,6 +1011,9 @@ def test_an_age_is_the_full_years_since_a_stated_birth(text: str, value: int, de
         ("hey whats the weather like in san fran rn?", "San Francisco", True),
         ("hey whats the weather like in san fran rn?", "San Francisco, CA", True),
         ("cheap flights to the new mex desert", "New Mexico", True),
+        ("When are Man Utd's next five games?", "Manchester United", True),
+        ("meet at the mtn view office", "Mountain View", True),
+        ("When are Man City's next games?", "Manchester United", False),
         # everyday negatives: another city that starts the same, one word only, a clipped word another name continues
         ("weather in san fran rn?", "San Fernando", False),
         ("I love san", "San Francisco", False),
@@ -1019,3 +1022,19 @@ def test_an_age_is_the_full_years_since_a_stated_birth(text: str, value: int, de
 )
 def test_a_name_said_with_its_words_clipped(text: str, value: str, derived: bool) -> None:
     assert (derive(value, "location", [(0, text)]) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "derived"),
+    [
+        ("fissami una riunione domani alle 15", "2025-09-16T15:00:00", True),
+        ("me lembra amanhã às 9, por favor", "2025-09-16T09:00:00", True),
+        ("reserva una mesa para mañana a las 21:30", "2025-09-16T21:30:00", True),
+        # everyday negatives: noon for an hour that was said, an hour nobody said, another day
+        ("fissami una riunione domani alle 15", "2025-09-16T12:00:00", False),
+        ("fissami una riunione domani", "2025-09-16T15:00:00", False),
+        ("fissami una riunione domani alle 15", "2025-09-17T15:00:00", False),
+    ],
+)
+def test_a_clock_hour_after_at_in_another_language(text: str, value: str, derived: bool) -> None:
+    assert (derive(value, "start", [(0, text)], today=date(2025, 9, 15)) is not None) is derived

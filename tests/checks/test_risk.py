@@ -580,3 +580,13 @@ def test_a_querys_dates_that_bound_the_named_year_are_the_year() -> None:
     assert risk_of("query", [{}], sql.format("2022-01-01", "2023-01-01"), said, numbers=numbers).level != "derivable"
     assert risk_of("query", [{}], sql.format("2023-06-01", "2023-07-01"), said, numbers=numbers).level != "derivable"
     assert risk_of("query", [{}], sql.format("2024-01-01", "2024-12-31"), said, numbers=numbers).level != "derivable"
+
+
+def test_the_chemical_formula_of_a_named_substance_is_derivable() -> None:
+    formula = [{"description": "Molecular formula, e.g. \"H2SO4\"."}]
+    assert risk_of("formula", formula, "C6H12O6", "What's the molar mass of glucose?").level == "derivable"
+    assert risk_of("formula", [{"description": "Chemical formula."}], "Ca(OH)2", "molar mass of slaked lime").level == "derivable"
+    # Everyday negatives: no element "A" or "L", a spreadsheet formula, a formula for no chemistry
+    assert risk_of("formula", formula, "NACL", "molar mass of salt").level != "derivable"
+    assert risk_of("formula", [{"description": "Spreadsheet formula."}], "=SUM(A1:A3)", "total of the column").level != "derivable"
+    assert risk_of("formula", [{"description": "Pricing formula name."}], "CO2", "price it for the co2 tax").level != "derivable"

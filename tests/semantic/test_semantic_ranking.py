@@ -498,6 +498,14 @@ def test_a_lookup_of_what_the_user_identified_starts_serving_them(semantic: Any)
     assert [f.evidence["better"] for f in selection_check(flight)] == ["update_reservation_flights"]
     assert not _keyed_by_what_was_named(_ctx(semantic, tools, {"name": "get_user_details", "args": {"user_id": "omar_88"}, "id": "3"}, asked))
     assert not _keyed_by_what_was_named(_ctx(semantic, tools, {"name": "get_user_details", "args": {"user_id": "flight"}, "id": "4"}, asked))
+    # a place or a date is no record the user identified; a name is, for a tool that looks up people
+    travel = [tool("get_attraction_recommendations", "Attractions at a destination.", ("destination",), destination=""),
+              tool("query_history", "History of a date.", ("date",), date=""),
+              tool("search_contacts", "Search contacts by name.", ("query",), query="")]
+    said = "Plan 14 days in Tokyo with Maya, starting 2023-11-15."
+    assert not _keyed_by_what_was_named(_ctx(semantic, travel, {"name": "get_attraction_recommendations", "args": {"destination": "Tokyo"}, "id": "5"}, said))
+    assert not _keyed_by_what_was_named(_ctx(semantic, travel, {"name": "query_history", "args": {"date": "2023-11-15"}, "id": "6"}, said))
+    assert _keyed_by_what_was_named(_ctx(semantic, travel, {"name": "search_contacts", "args": {"query": "Maya"}, "id": "7"}, said))
 
 
 def test_siblings_told_apart_only_by_words_nobody_said_are_no_wrong_choice(semantic: Any) -> None:
@@ -516,3 +524,27 @@ def test_siblings_told_apart_only_by_words_nobody_said_are_no_wrong_choice(seman
     assert not _unnamed_sibling(cylinder, cone, None, "Volume of an ice-cream cone 12 cm tall, 3 cm radius?")
     assert not _unnamed_sibling(registry.get("create_event"), registry.get("update_event"), None, "lunch with Maya on Friday")
     assert not _unnamed_sibling(registry.get("sphere_volume"), cone, None, "a ball 12 cm across")
+    # what tells them apart may be in their descriptions, or said as the start of a longer word
+    guides = ToolRegistry([
+        tool("clarity_guide_a", "Steps to clarify a problem.", ("problem",), problem=""),
+        tool("clarity_guide_b", "Gather diverse perspectives on a problem.", ("problem",), problem=""),
+        tool("Wiki", "Search a keyword on Wikipedia.", ("keyword",), keyword=""),
+        tool("Dictionary", "Look a keyword up in the dictionary.", ("keyword",), keyword=""),
+    ])
+    assert not _unnamed_sibling(guides.get("clarity_guide_a"), guides.get("clarity_guide_b"), None, "can you gather some perspectives on it?")
+    assert not _unnamed_sibling(guides.get("Dictionary"), guides.get("Wiki"), None, "search artificial intelligence on wikipedia")
+
+
+def test_any_read_is_a_fair_first_step_of_looking_into_a_problem(semantic: Any) -> None:
+    from guard.semantic import _INVESTIGATES
+
+    tools = [tool("kubectl_get", "List Kubernetes resources (read-only).", ("resource",), resource=""),
+             tool("kubectl_logs", "Read a pod's logs.", ("pod",), pod=""),
+             tool("kubectl_delete", "Delete a resource.", ("resource",), resource="")]
+    asked = "payment-worker pods keep restarting in the payments namespace, can you take a look?"
+    assert selection_check(_ctx(semantic, tools, {"name": "kubectl_get", "args": {"resource": "pods"}, "id": "1"}, asked)) == []
+    for text in ["Getting DiskPressure alerts on some nodes, can you check?", "checkout latency is up, what's going on?"]:
+        assert _INVESTIGATES.search(text), text
+    # Everyday negatives: a check of one named thing, a plain request, a look at something to buy
+    for text in ["can you check my balance for me", "show me the logs of payment-worker", "check the weather in Oslo and book a table"]:
+        assert not _INVESTIGATES.search(text), text
