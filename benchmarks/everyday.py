@@ -19,8 +19,12 @@ ask_human, block) is a false one.
   of 20 trajectories in the style of public agent benchmarks: RapidAPI tools ending in a
   ``Finish`` answer, retail and airline support under a written policy, multi-turn file,
   ticket, trading and travel APIs), written by two more helpers and measured blind the same way.
+- ``blind27.jsonl`` (121 calls: 60 single in the leaderboards' "simple", "multiple" and "live"
+  styles in nine languages, 61 steps of 12 booking, SRE, data-analysis and assistant
+  trajectories), written by a fifth helper after the fixes blind25 and blind26 led to, and
+  measured blind against them.
 
-    python -m guard_bench.everyday [--semantic] [--set blind23|blind24|blind25|blind26|tuned] [-v]
+    python -m guard_bench.everyday [--semantic] [--set blind23|blind24|blind25|blind26|blind27|tuned] [-v]
 """
 
 from __future__ import annotations
