@@ -127,9 +127,6 @@ _YEAR_IN_TEXT = re.compile(
 #: the order is ambiguous, with dots it is not).
 _DOTTED_DATE = re.compile(r"(?<![\d.\w])(?<!version )(?<!release )(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\d.]\d)", re.IGNORECASE)
 
-#: A tool result that reports a failure: an error object, an exception's name, "not found".
-_ERROR_RESULT = re.compile(r"\s*(?:\{\s*\"error\"\s*:\s*\"[^\"]|error\b|\w*(?:Error|Exception)\b|.{0,40}\b(?:not found|no such file|does not exist)\b)", re.IGNORECASE)
-
 #: The clock a replay runs on (``replay_clock``); None: the machine's.
 _REPLAY_NOW: ContextVar[datetime | None] = ContextVar("guard_replay_now", default=None)
 
@@ -342,10 +339,12 @@ class Conversation:
         """The paths earlier calls named whose results came back without an error ("src/wordcount"
         for a ``list_dir`` that listed it): the environment found them, so a path joined from one
         and an entry its result listed is no guess. One text, for the grounding's path reading."""
+        from guard.checks.outcome import reports_failure  # the one reading of a failed result
+
         found = []
         for call in self.prior_calls[-32:]:
             result = self.result_for(call.id)
-            if result is None or result.status == "error" or _ERROR_RESULT.match(result.content[:200]):
+            if result is None or reports_failure(result.content, result.status):
                 continue
             found += [v for v in call.args.values() if isinstance(v, str) and "/" in v and len(v) <= 1_000 and "://" not in v]
         return " ".join(found)

@@ -119,8 +119,11 @@ _SAID_NEGATIVE = re.compile(r"(\S*)\s*\b(?:minus|negative)\s+$")
 
 
 def _said_negative(before: str) -> bool:
+    """Whether the text just before a number makes it negative ("minus 40", not "40 minus 3")."""
     m = _SAID_NEGATIVE.search(before)
     return m is not None and not (m[1][-1:].isdigit() or m[1] in _NUMBER_WORDS)
+
+
 _DIGITS = re.compile(
     r"(?<![\d.,])(?:(?<![\w-])(?P<sign>-))?"
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,300}(?:\.\d+)?)(?!\d)"
@@ -196,7 +199,7 @@ def numbers_in(text: str) -> dict[int | float, str]:
             continue
         end, value = parsed
         suffix = tokens[end] if end < len(tokens) else None
-        if i > 0 and tokens[i - 1] in ("minus", "negative") and (i < 2 or (tokens[i - 2] not in _NUMBER_WORDS and not tokens[i - 2][:1].isdigit())):
+        if i > 0 and _said_negative(" ".join(tokens[max(0, i - 2) : i]) + " "):
             value = -value  # "minus forty degrees", not "fifty minus forty"
         _add_readings(found, value, suffix, " ".join(tokens[i : end + _qualifies(suffix)]))
         i = end

@@ -1082,7 +1082,7 @@ def selection_check(ctx: Any) -> list[Finding]:
         # is no better choice; so does the part the call serves asking for an act of its kind
         # ("rename getUserData everywhere": edit_file, not read_file)
         return []
-    if _lookup(ctx.spec, prefix) and _keyed_by_what_was_named(ctx) and not (_nouns(ctx.spec, prefix) & _nouns(better, prefix)) - {_noun(w) for w in _GENERIC_WORDS}:
+    if _lookup(ctx.spec, prefix) and _keyed_by_what_was_named(ctx) and not (_nouns(ctx.spec, prefix) & _nouns(better, prefix)) - _generic_nouns():
         # reading the record the user identified (their user id, the contact they named) is how
         # serving them starts, whatever the request goes on to ask
         return []
@@ -1180,6 +1180,16 @@ def _unnamed_sibling(spec: ToolSpec, better: ToolSpec, prefix: str | None, said:
     return bool(differ) and not any(d in heard or any(h.startswith(d) for h in heard if len(d) >= 4) for d in differ)
 
 
+@lru_cache(maxsize=1)
+def _generic_nouns() -> frozenset[str]:
+    return frozenset(_noun(w) for w in _GENERIC_WORDS)
+
+
+@lru_cache(maxsize=1)
+def _people_nouns() -> frozenset[str]:
+    return frozenset(_noun(w) for w in _PEOPLE_WORDS)
+
+
 def _keyed_by_what_was_named(ctx: Any) -> bool:
     """Whether every argument of the call is a value the user wrote word for word, one of them
     an identifier, or a name for a tool that looks up people: a lookup of the record the user named."""
@@ -1190,7 +1200,7 @@ def _keyed_by_what_was_named(ctx: Any) -> bool:
     found = [v for v in values if re.search(rf"(?<!\w){re.escape(v)}(?!\w)", said)]
     if len(found) != len(values):
         return False
-    people = ctx.spec is not None and bool(_nouns(ctx.spec) & {_noun(w) for w in _PEOPLE_WORDS})
+    people = ctx.spec is not None and bool(_nouns(ctx.spec) & _people_nouns())
     return any(_IDENTIFYING.fullmatch(v) or (people and _NAME.fullmatch(v)) for v in found)
 
 

@@ -1219,8 +1219,10 @@ def _implicit_coefficient(value: object, ctx: Context) -> Derivation | None:
     if isinstance(value, bool) or value not in (1, -1) or "coefficient" not in f"{' '.join(ctx.words)} {ctx.description[:200].lower()}":
         return None
     for index, text in ctx.said:
+        if not re.search(r"[=+\-−]", text[:2_000]):
+            continue  # no equation or sum written: no term to read
         for m in itertools.islice(_BARE_TERM.finditer(text[:2_000]), 32):
-            if (-1 if m[1] else 1) == value and re.search(r"[=+\-−]", text[:2_000]):
+            if (-1 if m[1] else 1) == value:
                 return index, f"{m[0].strip()} -> coefficient {value}"
     return None
 

@@ -133,3 +133,16 @@ def classify_result(content: Any, status: str | None, tool: str | None) -> Findi
             rule="empty",
         )
     return None
+
+
+def reports_failure(content: str, status: str | None = None) -> bool:
+    """Whether a tool result says the call failed: what ``classify_result`` finds (an error
+    status, an error payload, nothing returned), or a plain-text reply that opens with a failure
+    ("Error: no such directory", "404 Not Found")."""
+    if classify_result(content, status, None) is not None:
+        return True
+    head = content[:200].lstrip()
+    return not head.startswith(("{", "[")) and (_FAILURE_OPENING.match(head) is not None or _by_words(head) is not None)
+
+
+_FAILURE_OPENING = re.compile(r"(?:error|exception|traceback|fatal)\b", re.IGNORECASE)

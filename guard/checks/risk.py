@@ -239,7 +239,9 @@ _WORD_OR_NUMBER = re.compile(r"[A-Za-z][\w'’-]*|\d+(?:[.,:]\d+)*")
 
 #: Words that say a formula is a chemical one ("Molecular formula, e.g. H2SO4").
 _CHEMISTRY_WORDS = frozenset({"chemical", "molecular", "molecule", "compound", "molar", "substance", "chemistry", "empirical"})
-_FORMULA = re.compile(r"(?:\(?(?:[A-Z][a-z]?\d{0,3})+\)?\d{0,3}){1,12}")
+#: Element symbols with counts and groups in brackets; each step starts at a capital or a bracket, so
+#: a match never backtracks ("A" * 59 + "!" took minutes with nested repeats).
+_FORMULA = re.compile(r"(?:[A-Z][a-z]?\d{0,3}|\(|\)\d{0,3}){1,40}")
 _SYMBOL = re.compile(r"[A-Z][a-z]?")
 
 

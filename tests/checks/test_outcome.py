@@ -53,3 +53,16 @@ def test_empty_result_is_reported():
 
 def test_good_result_gives_no_finding():
     assert classify_result('{"temperature": 7, "error": null}', "success", "t") is None
+
+
+def test_a_result_that_reports_a_failure_in_any_shape() -> None:
+    from guard.checks.outcome import reports_failure
+
+    assert reports_failure("Error: no such directory")
+    assert reports_failure('{"error": "path not found"}')
+    assert reports_failure("listing", status="error")
+    assert reports_failure("404 Not Found")
+    # Everyday negatives: a JSON listing, a plain listing, a file named after an error
+    assert not reports_failure('{"entries": ["cli.py", "not_found.html"]}')
+    assert not reports_failure("README.md\nsrc\ntests")
+    assert not reports_failure("error_handlers.py\nmain.py")

@@ -590,3 +590,18 @@ def test_the_chemical_formula_of_a_named_substance_is_derivable() -> None:
     assert risk_of("formula", formula, "NACL", "molar mass of salt").level != "derivable"
     assert risk_of("formula", [{"description": "Spreadsheet formula."}], "=SUM(A1:A3)", "total of the column").level != "derivable"
     assert risk_of("formula", [{"description": "Pricing formula name."}], "CO2", "price it for the co2 tax").level != "derivable"
+
+
+def test_a_hostile_formula_value_is_refused_in_bounded_time() -> None:
+    """Nested repeats in the formula pattern let 59 capitals and a "!" backtrack for minutes, in C,
+    holding the GIL: the check runs in a child process that must finish (a hang fails here instead
+    of stalling the guard)."""
+    import subprocess
+    import sys
+
+    code = (
+        "from guard.checks.risk import chemical_formula\n"
+        "print([chemical_formula(v) for v in ['A' * 59 + '!', 'Ab1' * 19 + '!', '(' * 30 + '!', 'C' * 40]])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "[False, False, False, True]"
