@@ -323,6 +323,15 @@ _NAMED_DAYS = {
 }
 
 
+_NAMED_DAY = re.compile("|".join(f"(?:{p})" for p in _NAMED_DAYS.values()), re.IGNORECASE)
+
+
+def named_day(value: str) -> bool:
+    """Whether a text is a day named relative to today and nothing else ("yesterday", "tmrw",
+    "this morning"): a date that only the conversation's date resolves."""
+    return _NAMED_DAY.fullmatch(value.strip()) is not None
+
+
 @dataclass(frozen=True)
 class Temporal:
     """A date and/or time value. A day-boundary time next to a date (00:00:00, 23:59:59) is

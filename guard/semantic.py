@@ -70,13 +70,14 @@ except ImportError as exc:  # pragma: no cover - numpy comes with the extra's to
 
 from guard.checks.grounding import GroundingMatch, SemanticSkip
 from guard.checks.measures import currency_names, language_names
+from guard.checks.risk import points
 from guard.checks.relevance import STOPWORDS, ToolScore, split_request, stem
 from guard.checks.relevance import lexical_index
 from guard.checks.relevance import rank_tools as lexical_rank
 from guard.conversation import Conversation
 from guard.lexicon import GRAMMAR_WORDS, NOUN_LIKE_VERBS, TOOL_VERBS
 from guard.models import Finding
-from guard.normalise import normalise_text
+from guard.normalise import named_day, normalise_text
 from guard.policy import SemanticConfig
 from guard.text import boilerplate, without_boilerplate
 from guard.registry import name_words, shared_first_word, ToolRegistry, ToolSpec
@@ -474,11 +475,14 @@ _TITLES = frozenset({"dr", "mr", "mrs", "ms", "prof", "sir", "st"})
 
 def _judged(value: str) -> bool:
     """Whether a value is one embeddings can say anything about: words, not numbers, dates,
-    codes, identifiers, e-mails or web addresses."""
+    codes, identifiers, e-mails or web addresses, nor words that only point ("that one", "the
+    same as last time", "yesterday"): a pointer has no content that could have been said in
+    other words, and embedding a long conversation to look for it cost the slowest decisions
+    their time (docs/semantic-latency.md)."""
     text = value.strip()
     if len(text) < 3 or not _WORD.search(text) or any(c.isdigit() for c in text):
         return False
-    if _URLISH.search(text):
+    if _URLISH.search(text) or points(text) or named_day(text):
         return False
     return not (" " not in text and _IDENTIFIER.match(text))
 

@@ -6,6 +6,7 @@ import pytest
 
 from guard.normalise import (
     mentions_datetime,
+    named_day,
     normalise_text,
     number_key,
     number_words,
@@ -354,3 +355,13 @@ def test_numbers_in_scientific_notation():
 )
 def test_a_number_said_with_minus_is_negative(text: str, number: float, present: bool) -> None:
     assert (number_key(number) in numbers_in(text)) is present
+
+
+@pytest.mark.parametrize("text", ["yesterday", "Tomorrow", " tmrw ", "this morning", "the day after tomorrow", "tonight"])
+def test_a_day_named_relative_to_today(text: str) -> None:
+    assert named_day(text)
+
+
+@pytest.mark.parametrize("text", ["yesterday's report", "today's special", "the day before the meeting", "morning run"])
+def test_words_about_a_named_day_are_not_one(text: str) -> None:
+    assert not named_day(text)

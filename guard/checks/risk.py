@@ -93,7 +93,7 @@ _PROGRAM_WORDS = frozenset("command commands cmd script snippet program expressi
 #: ``stock_code`` is an identifier).
 _CODE_NAMES = frozenset("code source python javascript js sql bash shell".split())
 #: Words that point at something instead of saying it ("the same as last time", "that one").
-_POINTER_WORDS = frozenset("same usual that this those these it one ones last previous before again above mentioned earlier time thing things".split())
+_POINTER_WORDS = frozenset("same usual that this those these it one ones last previous before again above mentioned discussed earlier time thing things".split())
 #: The syntax of a command, a program or a formula: an operator, a bracket, an option, a line break.
 _SYNTAX = re.compile(r"[=()\[\]{}|;*/+<>$\n]|(?:^|\s)--?\w|\d\s*-\s*\d")
 
@@ -209,7 +209,7 @@ def risk_of(
         if not _number_stated_for(words, said):
             return Risk("derivable", "a measure or rating a model may compute, convert or estimate")
         return Risk("ordinary", "the user stated another number for this parameter; a different one contradicts it")
-    if composed and words & _DESCRIPTIVE_WORDS and _echoes(value, said, results) and not _points(value):
+    if composed and words & _DESCRIPTIVE_WORDS and _echoes(value, said, results) and not points(value):
         return Risk("derivable", "descriptive text in the model's words, echoing what was said or returned")
     if isinstance(value, str) and words & _QUERY_WORDS and _literals_said(value, said, results, numbers):
         return Risk("derivable", "a query in the tool's own syntax whose values were said or returned")
@@ -278,7 +278,7 @@ def _found(fact: str, said: str, results: str) -> bool:
 def _facts_found(value: str, said: str, results: str = "") -> bool:
     """Whether a text says nothing new: every fact in it was said or returned, and it is no mere
     pointer ("the same as last time")."""
-    return not _points(value) and all(_found(f, said, results) for f in dict.fromkeys(_facts(value)))
+    return not points(value) and all(_found(f, said, results) for f in dict.fromkeys(_facts(value)))
 
 
 def _composed(value: str, said: str, results: str = "") -> bool:
@@ -313,7 +313,7 @@ def _program_grounded(value: str, said: str, results: str = "") -> bool:
     half of its words at least). Its syntax, options and arithmetic on stated numbers are the
     model's ("84.50 * 1.18 / 3" for an 18% tip split three ways; "du -xh --max-depth=1 /var/log").
     Words without any syntax ("that one") are no program."""
-    if not _SYNTAX.search(value) or _points(value):
+    if not _SYNTAX.search(value) or points(value):
         return False
     for m in _PROGRAM_TARGETS.finditer(value[:4_000]):
         quoted = m[1] if m[1] is not None else m[2]
@@ -451,8 +451,9 @@ def _words_of(text: str) -> tuple[str, ...]:
     return tuple(re.findall(r"[a-z]+", text[:1_000_000].lower()))
 
 
-def _points(value: str) -> bool:
-    """Whether a text only points at something ("the same as last time", "that one")."""
+def points(value: str) -> bool:
+    """Whether a text only points at something ("the same as last time", "that one", "as
+    discussed"): words of pointing and grammar, nothing it names."""
     words = re.findall(r"[a-z]+", value.lower())
     return bool(words) and len(words) <= 8 and all(w in _POINTER_WORDS or w in STOPWORDS for w in words)
 

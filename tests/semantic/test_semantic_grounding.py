@@ -100,3 +100,28 @@ def test_match_many_batches_the_values(semantic: Any) -> None:
         [("Pick up dry cleaning", "content", ""), ("walk the dog", "content", ""), ("42", "count", "")], CHAT
     )
     assert found[0] is not None and found[1] is None and found[2] is None
+
+
+@pytest.mark.parametrize("value", ["that one", "the same as last time", "as discussed", "yesterday", "this morning", "tmrw"])
+def test_words_that_only_point_are_not_embedded(semantic: Any, value: str) -> None:
+    # a pointer names nothing that could have been said in other words: no model pass over the
+    # conversation is spent looking for it (the lexical verdict and the pointer rules judge it)
+    chat = conv(("user", "Book the room I had last week again, the same as last time, for Friday."),
+                ("assistant", "Which room was it? I see two bookings: the Oak room and the Birch room."))
+    passes = semantic.embedder.forward_passes
+    assert semantic.match_many([(value, "room", "The room to book")], chat) == [None]
+    assert semantic.embedder.forward_passes == passes
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("the same room", "Could I get a room identical to the one I stayed in before?"),  # a pointer word beside a noun
+        ("last-minute deals", "Any late offers for this weekend?"),
+        ("this week's newsletter", "Send out the weekly bulletin, please."),
+    ],
+)
+def test_values_with_content_beside_pointer_words_are_still_embedded(semantic: Any, value: str, said: str) -> None:
+    passes = semantic.embedder.forward_passes
+    semantic.match_many([(value, "subject", "What it is about")], conv(("user", said)))
+    assert semantic.embedder.forward_passes > passes
