@@ -22,6 +22,7 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from guard.checks.measures import in_order
+from guard.checks.programs import StringPart, python_strings
 from guard.checks.relevance import stem
 from guard.lexicon import DAY_PARTS, STOPWORDS
 from guard.normalise import normalise_text, number_key, parse_temporal
@@ -312,25 +313,58 @@ def _program_grounded(value: str, said: str, results: str = "") -> bool:
     every path, URL, address, quoted string and name with digits in it was (a quoted string by
     half of its words at least). Its syntax, options and arithmetic on stated numbers are the
     model's ("84.50 * 1.18 / 3" for an 18% tip split three ways; "du -xh --max-depth=1 /var/log").
-    Words without any syntax ("that one") are no program."""
+    In a Python program only the strings it acts on count (``programs.python_strings``): what it
+    prints or charts, the keys it defines and the option words it passes are its own, a file it
+    writes needs a directory that was said or returned, a column it reads a name built from the
+    words said or returned. Words without any syntax ("that one") are no program."""
     if not _SYNTAX.search(value) or points(value):
         return False
+    if (strings := python_strings(value)) is not None:
+        return all(_python_string_grounded(s, said, results) for s in strings)
     for m in _PROGRAM_TARGETS.finditer(value[:4_000]):
         quoted = m[1] if m[1] is not None else m[2]
-        if quoted is not None:
-            if "{" in quoted or "%" in quoted:
-                continue  # a template the program prints ("Final balance: ${final:,.2f}"): its words are the model's
-            if re.fullmatch(r"\S+", quoted):  # one word: a name, a file, a column, said as it is
-                if "*" not in quoted and not _found(quoted, said, results):  # a glob ('*.py') is syntax, as unquoted
-                    return False
-                continue
-            own = _stems(quoted)
-            if own and 2 * len(own & (_stems(said) | _stems(results))) < len(own) and not _found(quoted, said, results):
-                return False
-        elif "*" not in m[3] and not m[3].startswith("/dev/") and not _found(m[3], said, results) and not _found(m[3].rstrip("/").rsplit("/", 1)[-1], said, results):
-            if not _numbered_parts_found(m[3], said, results):
-                return False
+        if not (_quoted_grounded(quoted, said, results) if quoted is not None else _target_grounded(m[3], said, results)):
+            return False
     return True
+
+
+def _quoted_grounded(quoted: str, said: str, results: str) -> bool:
+    """A quoted string of a program: a template it prints (braces, %) is its own; a path is
+    judged as a path; one word must have been said or returned as it is (a glob is syntax);
+    words, by half of their stems at least."""
+    if "{" in quoted or "%" in quoted:
+        return True  # a template the program prints ("Final balance: ${final:,.2f}"): its words are the model's
+    if re.fullmatch(r"\S+", quoted):  # one word: a name, a file, a column, said as it is
+        if "/" in quoted:
+            return _target_grounded(quoted, said, results)
+        return "*" in quoted or _found(quoted, said, results)  # a glob ('*.py') is syntax, as unquoted
+    own = _stems(quoted)
+    return not own or 2 * len(own & (_stems(said) | _stems(results))) >= len(own) or _found(quoted, said, results)
+
+
+def _target_grounded(target: str, said: str, results: str) -> bool:
+    """A path, address or name with digits a program names: said or returned whole, by its last
+    part ("train.py" of "scripts/train.py"), or by the parts of it that carry a number."""
+    return (
+        "*" in target or target.startswith("/dev/") or _found(target, said, results)
+        or _found(target.rstrip("/").rsplit("/", 1)[-1], said, results) or _numbered_parts_found(target, said, results)
+    )
+
+
+def _python_string_grounded(string: StringPart, said: str, results: str) -> bool:
+    text = string.text
+    if string.part == "own" or not text.strip():
+        return True
+    if string.part == "name":
+        return _target_grounded(text, said, results)
+    if string.part == "output":  # a file the program makes, in a folder that was said or returned, or a temporary one
+        folder = text.rsplit("/", 1)[0] if "/" in text else ""
+        return not folder or folder.startswith(("/tmp", "~/tmp")) or _found(folder, said, results) or _found(text, said, results)
+    if string.part == "read" and re.fullmatch(r"\w{1,64}", text):  # a column or key: a name made of the words said or returned
+        own = _word_stems(text.replace("_", " "))
+        if own and 2 * len(own & (_word_stems(said) | _word_stems(results))) >= len(own):
+            return True
+    return _quoted_grounded(text, said, results)
 
 
 def _operands_found(value: str, numbers: Collection[int | float]) -> bool:
@@ -510,6 +544,13 @@ def _stems(text: str) -> frozenset[str]:
     order's: "Flight AA 2211" echoes a result that lists flight "AA 2211"); cached, since every
     unstated value of a call reads the same conversation."""
     return frozenset(stem(w) if w[0].isalpha() else w for w in re.findall(r"[a-z]{3,}|\d{2,}", text.lower()) if w not in STOPWORDS)
+
+
+@lru_cache(maxsize=64)
+def _word_stems(text: str) -> frozenset[str]:
+    """The stems of every word of three letters or more, grammar words included ("returned" and
+    "return rate" share "return", which ``_stems`` leaves out as a tool verb)."""
+    return frozenset(stem(w) for w in re.findall(r"[a-z]{3,}", text[:100_000].lower()))
 
 
 def _replies(value: str, said: str, results: str = "") -> bool:
