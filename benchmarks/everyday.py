@@ -23,8 +23,13 @@ ask_human, block) is a false one.
   styles in nine languages, 61 steps of 12 booking, SRE, data-analysis and assistant
   trajectories), written by a fifth helper after the fixes blind25 and blind26 led to, and
   measured blind against them.
+- ``blind28.jsonl`` (80 single calls: "live" requests in eight languages, textbook derivations,
+  system-prompt context, several similar tools) and ``blind29.jsonl`` (92 steps of 16
+  trajectories: support agents under a policy, app automation, coding, research and data
+  analysis, travel and shopping with a final answer), written by two more helpers on
+  2026-11-29 and measured blind at the session's start and at its second commit.
 
-    python -m guard_bench.everyday [--semantic] [--set blind23|blind24|blind25|blind26|blind27|tuned] [-v]
+    python -m guard_bench.everyday [--semantic] [--set blind23|...|blind29|tuned] [-v]
 """
 
 from __future__ import annotations

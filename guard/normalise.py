@@ -217,7 +217,7 @@ _SUPERSCRIPT_DIGITS = str.maketrans("⁻⁺⁰¹²³⁴⁵⁶⁷⁸⁹", "-+0123
 
 def _qualifies(suffix: str | None) -> bool:
     """Whether the word after a number changes what it means (a percent, scale or unit)."""
-    return suffix in _PERCENT or suffix in _SCALES or suffix in _SCALE_SUFFIXES or suffix in _UNITS
+    return suffix in _PERCENT or suffix in _SCALES or suffix in _SCALE_SUFFIXES or suffix in _UNITS or suffix in _MULTIPLIERS
 
 
 def _digits_value(num: str) -> int | float | None:
@@ -237,6 +237,8 @@ def _add_readings(found: dict[int | float, str], value: int | float, suffix: str
         readings = [value * _SCALES[suffix]]
     elif suffix in _SCALE_SUFFIXES:
         readings = [value * _SCALE_SUFFIXES[suffix]]
+    elif suffix in _MULTIPLIERS and isinstance(value, int):
+        readings.append(value * _MULTIPLIERS[suffix])  # "3 dozen" eggs: 36 of them, in 3 dozens
     elif suffix in _UNITS:
         dimension, factor = _UNITS[suffix]
         readings.extend(value * factor / other for other in _FACTORS[dimension])

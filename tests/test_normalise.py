@@ -365,3 +365,14 @@ def test_a_day_named_relative_to_today(text: str) -> None:
 @pytest.mark.parametrize("text", ["yesterday's report", "today's special", "the day before the meeting", "morning run"])
 def test_words_about_a_named_day_are_not_one(text: str) -> None:
     assert not named_day(text)
+
+
+@pytest.mark.parametrize(("text", "value"), [("3 dozen cupcakes", 36), ("2 dozen eggs", 24), ("5 hundred people", 500)])
+def test_a_count_of_dozens_or_hundreds_is_the_number_it_makes(text, value):
+    found = numbers_in(text)
+    assert value in found and int(text.split()[0]) in found  # and the count itself
+
+
+@pytest.mark.parametrize("text", ["room 12, dozens of people", "12 hundredths", "a dozen roses and 3 tulips"])
+def test_everyday_numbers_beside_dozen_words_are_not_multiplied(text):
+    assert 36 not in numbers_in(text) and 1200 not in numbers_in(text)

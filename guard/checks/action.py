@@ -126,7 +126,7 @@ _DETERMINERS = frozenset("the a an my your his her its our their this that these
 _MODALS = frozenset({"can", "could", "may"})
 #: "make" creates only what it makes new ("make a playlist"); "make it urgent" changes something.
 _MAKES_NEW = frozenset({"a", "an", "new", "me", "us"})
-#: "file a bug", "file a new claim" makes one; "file the invoice", "file my taxes" acts on what is there.
+#: "file a bug", "open a ticket" make one; "file the invoice", "open the report" act on what is there.
 _FILES_NEW = frozenset({"a", "an", "new"})
 
 
@@ -138,14 +138,15 @@ def _kinds(text: str) -> set[str]:
         words += said
         for i, w in enumerate(said):
             kind = _verb_kind(w) if not w.endswith("ing") else None  # "invoices showing the wrong rate" asks nothing
+            if w in ("file", "open") and i + 1 < len(said) and said[i + 1] in _FILES_NEW:
+                kinds.add("create")  # "file a bug", "can you open a ticket": a new one, as "create" makes it
+                continue
             if kind is None and w in _NOUN_LIKE_ACTS and (i == 0 or said[i - 1] in _BEFORE_A_VERB):
                 kind = "act"  # "... and upload them as unreviewed", "please order more": a verb where a clause starts
             if kind is None or _DETERMINERS & set(said[max(0, i - 2) : i]):
                 continue  # a noun after "the", "her customer": no request to act
             if w == "make" and (i + 1 >= len(said) or said[i + 1] not in _MAKES_NEW):
                 continue
-            if w == "file" and i + 1 < len(said) and said[i + 1] in _FILES_NEW:
-                kind = "create"  # "file a bug", "file a claim": a new one, as "create" makes it
             if w == "set" and i + 1 < len(said) and said[i + 1] == "up":
                 kind = "create"  # "set up lunch with Maya": arranges a new one
             if w == "get" and i >= 2 and said[i - 2] in _MODALS and said[i - 1] in ("i", "we"):
@@ -153,12 +154,14 @@ def _kinds(text: str) -> set[str]:
             kinds.add(kind)
     if _PUT_ON.search(text):
         kinds.add("create")  # "put it on the calendar": an entry added (a note put on a record changes it)
-    if not kinds and {stem(w) for w in words} & _QUESTIONS:
-        kinds.add("read")
+    if not kinds and _QUESTION.search(text) and {stem(w) for w in words} & _QUESTIONS:
+        kinds.add("read")  # "what is ...?", "how many ...": not "it crashes when exporting"
     return kinds
 
 
 _CLAUSE = re.compile(r"[,;:.!?()\n]+")
+#: A question: a question mark, or a question word where a clause starts.
+_QUESTION = re.compile(r"\?|(?:^|[,;:.!\n])\W*(?:(?:and|so|also|but|then|ok|okay|now)\s+)?(?:what|which|how|when|where|whether|tell)\b", re.IGNORECASE)
 
 
 def _asked(ctx: CheckContext) -> set[str]:

@@ -31,7 +31,7 @@ from datetime import date, datetime, timedelta, timezone
 
 from dateutil.relativedelta import relativedelta
 
-from guard.checks import measures
+from guard.checks import measures, places
 from guard.conversation import clock as reference_clock, stated_date, stated_now, stated_today
 from guard.lexicon import MONTH_NUMBER, MONTHS, STOPWORDS, WEEKDAYS, foreign_date_words, unspaced
 from guard.normalise import (
@@ -917,7 +917,17 @@ def _stay_end(value: object, ctx: Context) -> Derivation | None:
         patterns = temporal_patterns(start.isoformat(), ctx.today)
         if patterns is not None and (found := patterns.search(said)):
             return index, f"{m[1]} {m[2]} from {found[0][0]} -> {day.isoformat()}"
+    if _STAY_WORDS & set(ctx.words) and (patterns := temporal_patterns((day - relativedelta(days=1)).isoformat(), ctx.today)) is not None:
+        # "a hotel for Saturday night", "a room tonight": one night, out the next morning
+        for index, text in reversed(ctx.normalised):
+            for m in itertools.islice(patterns.date.finditer(text[:_READ]) if patterns.date else (), _MAX_SPANS):
+                if m[0].endswith("tonight") or text[m.end() : m.end() + 6] == " night":
+                    return index, f"{m[0]} night -> {day.isoformat()}"
     return None
+
+
+#: Parameter words for the day a stay ends.
+_STAY_WORDS = frozenset({"checkout", "out"})  # check_out, checkOut, checkout_date; not a flight's departure
 
 
 #: Where a part of the day begins and ends, as a search window is written ("Thursday afternoon":
@@ -1400,6 +1410,27 @@ def _place_with_country(value: object, ctx: Context) -> Derivation | None:
     return places[0], f"{parts[0]} with its country or region -> {value}"
 
 
+def _city_named_otherwise(value: object, ctx: Context) -> Derivation | None:
+    """``location: "Seville, Spain"`` from "qué tiempo hace en sevilla", ``origin: "Beijing"``
+    from "北京到上海的高铁", ``city: "New York City"`` from "the Big Apple": a city the user named in
+    another language, another script or by a nickname (``places``: GeoNames' names), as the API
+    wants it written; a country after a comma must be that city's, any other part said."""
+    if not isinstance(value, str) or not 2 <= len(value) <= 80:
+        return None
+    parts = [p.strip() for p in value.split(",") if p.strip()]
+    if not parts or (found := places.named_otherwise(parts[0], ctx.said)) is None:
+        return None
+    index, words, cities = found
+    countries = {places.country_of(c) for c in cities}
+    for part in parts[1:]:
+        country = measures.country_named(part.strip())
+        if country is not None and country.alpha_2 not in countries:
+            return None  # "Seville, Colombia": another country's
+        if country is None and not measures.is_region(part) and _said_phrase(part, ctx) is None:
+            return None
+    return index, f"{words} -> {value}"
+
+
 def _said_by_initials(name: str, ctx: Context) -> int | None:
     """Where the user wrote a name of two to four capitalised words by its initials, in capitals
     ("SF" for San Francisco, "LA" for Los Angeles, "NYC" for New York City, and for New York: a
@@ -1573,6 +1604,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _gender,
     _country,
     _place_with_country,
+    _city_named_otherwise,
     _initials_expanded,
     _site_root,
     _place_before_name,

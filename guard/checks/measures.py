@@ -55,6 +55,7 @@ import phonenumbers
 import pycountry
 import simpleeval
 
+from guard.checks.places import country_said, warm as _warm_places
 from guard.lexicon import DATE_LANGUAGES, FRACTIONS, SCRIPT_LANGUAGES, STOPWORDS, unspaced
 from guard.normalise import normalise_text, number_words, numbers_in, parse_number
 from guard.text import quoted_pattern, quoted_text
@@ -542,11 +543,36 @@ def currency_symbols() -> dict[str, str]:
     return {sign: codes.pop() for sign, codes in signs.items() if len(codes) == 1}
 
 
+#: The currency people mean by a name many share, in every language, and another currency of that
+#: name: "dollars" are US dollars unless said otherwise (the Canadian dollar shares the word).
+#: ("Pounds" are sterling in English only: "جنيه" is first the Egyptian pound.)
+_MEANT_BY_SHARED_NAME = {"USD": "CAD"}
+
+
+@_once
+def _conventional_currencies() -> dict[str, str]:
+    """What "dollars" mean in each common language, as in English: the words of CLDR's names that
+    the US and the Canadian dollar share, singular and plural ("dólares", "dollari", "ドル",
+    "달러", "доллар"). A shared word of one character of an unspaced script is a unit of many
+    currencies (元), no name; pieces of a word the normalised text splits (Devanagari's vowel
+    signs) are no words."""
+    found = dict(_CONVENTIONAL_CURRENCIES)
+    for language in DATE_LANGUAGES:
+        for meant, other in _MEANT_BY_SHARED_NAME.items():
+            for count in (None, 1, 2):
+                mine = normalise_text(babel.numbers.get_currency_name(meant, count, locale=language))
+                theirs = normalise_text(babel.numbers.get_currency_name(other, count, locale=language))
+                for word in theirs.split():
+                    if (len(word) >= 3 and word in mine.split()) or (unspaced(word) and len(word) >= 2 and word in mine):
+                        found.setdefault(word, meant)
+    return found
+
+
 def currency_names(code: str) -> list[str]:
     """The normalised names a currency code is said by: CLDR's, the last word of one when no other
-    currency in use ends so, and what English speakers mean by "dollars" or "pounds"."""
+    currency in use ends so, and what people mean by "dollars" or "pounds" in the common languages."""
     code = code.strip().upper()
-    return [name for name, c in [*_currency_names().items(), *_CONVENTIONAL_CURRENCIES.items()] if c == code]
+    return [name for name, c in [*_currency_names().items(), *_conventional_currencies().items()] if c == code]
 
 
 def currency_name(value: object, ctx: Context) -> Derivation | None:
@@ -881,7 +907,7 @@ def country_of_place(value: object, ctx: Context) -> Derivation | None:
     ("Dayton OH 45402"); a name places in several countries share gives any of them."""
     if not isinstance(value, str) or not {"country", "region"} & set(ctx.words):
         return None  # a geocoder's "region" is a country code too
-    country = _country(value.strip())
+    country = country_named(value.strip())
     if country is None:
         return None
     places = _place_countries()
@@ -899,6 +925,8 @@ def country_of_place(value: object, ctx: Context) -> Derivation | None:
                     region or _cued(words, i, places) or _with_state(words, i + n, country.alpha_2) or _named_inside(raw.get(index, ""), name)
                 ):
                     return index, f"{words[i - 1]} {name} -> {value}"
+    if found := country_said(country.alpha_2, ctx.said):  # "दिल्ली का मौसम": a city in another script
+        return found[0], f"{found[1]} -> {value}"
     return None
 
 
@@ -909,7 +937,7 @@ def _named_inside(text: str, name: str) -> bool:
     return re.search(rf"[^\W\d_][\s,]+{words}(?![\w-])", text[:_CACHED_TEXT]) is not None
 
 
-def _country(value: str) -> Any:
+def country_named(value: str) -> Any:
     """The country a value names: its ISO 3166-1 code ("FR", "fra") or its name ("India", "South
     Korea"; ``pycountry``'s names, common and official)."""
     if re.fullmatch(r"[A-Za-z]{2,3}", value):
@@ -1062,7 +1090,7 @@ def _localised_countries() -> dict[str, str]:
 def country_code(value: str) -> str | None:
     """The ISO 3166-1 alpha-2 code of the country a value names: its code ("FR", "fra"), its
     name in English (``pycountry``) or in another common language ("Brasile")."""
-    country = _country(value.strip())
+    country = country_named(value.strip())
     if country is not None:
         return country.alpha_2
     code = _localised_countries().get(normalise_text(value)) if len(value) <= 60 else None
@@ -1237,7 +1265,13 @@ def ticker_symbol(value: object, ctx: Context) -> Derivation | None:
         return None
     letters = re.sub(r"(.)\1", r"\1", value.strip().replace(".", "").lower())  # "AAPL": Apple's A, doubled
     for index, text in ctx.said:
-        for m in itertools.islice(_CAPITALISED_NAME.finditer(text[:_CACHED_TEXT]), 64):
+        text = text[:_CACHED_TEXT]
+        if not any(c.isupper() for c in text):  # "cuánto está la acción de tesla hoy": who writes no capitals writes names without them
+            for word in itertools.islice(re.findall(r"[^\W\d_]{3,}", text), 256):
+                if word[0] == letters[0] and word not in STOPWORDS and len(word) >= len(letters) and in_order(letters, word):
+                    return index, f"{word} -> {value}"
+            continue
+        for m in itertools.islice(_CAPITALISED_NAME.finditer(text), 64):
             words = m[0].split()
             for written in (" ".join(words[i:j]) for i in range(len(words)) if words[i][:1].isupper() for j in range(len(words), i, -1)):
                 name = re.sub(r"[^a-z]", "", written.lower())
@@ -1623,12 +1657,14 @@ def warm() -> None:
     _phonenumbers()
     _registry()
     _currency_names()
+    _conventional_currencies()
     currency_symbols()
     _regions()
     _region_names()
     _country_names()
     _airports()
     _place_countries()
+    _warm_places()
     _zones()
     _holidays_of(date.today().year)
     _language_identifier()

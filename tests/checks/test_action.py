@@ -162,6 +162,18 @@ def test_filing_a_new_one_creates_it():
     assert categories("jira_create_issue", "what is the status of the login ticket?", TRACKER)
 
 
+def test_opening_a_new_one_creates_it_and_a_bug_report_is_no_question():
+    assert categories("jira_create_issue", "can you open a ticket for the broken login page", TRACKER) == []
+    history = [("user", "open an issue on octo-org/widgets"), ("assistant", "Sure, what should the title be?"),
+               ("user", "title 'Crash on export', body: the app crashes when exporting an empty table. label it bug")]
+    decision = Guard(TRACKER).check({"name": "jira_create_issue", "args": {"item": "Crash on export"}}, history)
+    assert [f for f in decision.findings if f.category is Category.SUSPICIOUS_TOOL_SELECTION] == []
+    # Everyday negatives: opening what exists reads it; questions still read
+    assert categories("jira_create_issue", "open the login ticket and tell me who owns it", TRACKER)
+    assert categories("jira_create_issue", "when was the login ticket closed?", TRACKER)
+    assert categories("jira_create_issue", "and how many tickets are open", TRACKER)
+
+
 def test_set_up_arranges_a_new_one_and_yes_with_a_detail_approves():
     assert categories("updateMenuItem", "set up Pad Thai as a new dish on the menu")  # "set up": create, not update
     assert categories("addMenuItem", "set up Pad Thai as a new dish on the menu") == []

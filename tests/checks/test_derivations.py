@@ -192,10 +192,56 @@ def test_coordinates_need_a_named_place_and_are_not_checked_against_it() -> None
         ("2024-08-15", "a hotel in Paris, 4 nights starting August 10 2024", False),  # one night too many
         ("2024-08-14", "a hotel in Paris for 4 nights", False),  # no start date said
         ("2024-08-14", "a table for 4 people on August 10 2024", False),  # people are no nights
+        # one night: out the next morning
+        ("2024-03-03", "find me a hotel in Brussels for Saturday night, just me", True),
+        ("2024-03-02", "a room near the station tonight please", True),
+        # everyday negatives: a dinner on Saturday night, a night that is not the one before, a flight's departure
+        ("2024-03-02", "find me a hotel in Brussels for Saturday night, just me", False),
+        ("2024-03-04", "find me a hotel in Brussels for Saturday night, just me", False),
     ],
 )
 def test_the_end_of_a_stay_from_its_start_and_length(value, text, derived):
     assert (derive(value, "check_out", [(0, text)], today=date(2024, 3, 1)) is not None) is derived
+
+
+def test_a_night_out_is_no_stay():
+    # 2024-03-01 is a Friday: the day after Saturday night is a departure's day only for a stay
+    assert derive("2024-03-03", "departure_date", [(0, "fly me out after Saturday night's dinner")], today=date(2024, 3, 1)) is None
+    assert derive("2024-03-03", "end", [(0, "book dinner for Saturday night")], today=date(2024, 3, 1)) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "param", "text", "derived"),
+    [
+        ("Seville, Spain", "location", "qué tiempo hace ahora en sevilla??", True),
+        ("Beijing", "origin", "帮我查一下2025年10月1日北京到上海的高铁票", True),
+        ("Shanghai", "destination", "帮我查一下2025年10月1日北京到上海的高铁票", True),
+        ("Mumbai", "from_city", "15 नवंबर 2025 को मुंबई से गोवा की फ्लाइट दिखाओ", True),
+        ("New York City", "city", "What's the current population of the Big Apple?", True),
+        ("Chicago", "city", "How far is the Windy City from Boston?", True),
+        ("Osaka", "city", "大阪駅の近くでラーメン屋さん探して", True),
+        # everyday negatives: another city, a city in another country, a part nobody said
+        ("Madrid, Spain", "location", "qué tiempo hace ahora en sevilla??", False),
+        ("Seville, Colombia", "location", "qué tiempo hace ahora en sevilla??", False),
+        ("Shanghai Hongqiao Station", "destination", "帮我查一下北京到上海的高铁票", False),
+        ("Seville, Old Town", "location", "qué tiempo hace ahora en sevilla??", False),
+    ],
+)
+def test_a_city_named_in_another_language_script_or_by_a_nickname(value, param, text, derived):
+    assert (derive(value, param, [(0, text)]) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "derived"),
+    [
+        ("IN", "दिल्ली का मौसम अभी कैसा है?", True),
+        ("JP", "東京の天気は？", True),
+        ("CN", "東京の天気は？", False),  # Tokyo is in Japan
+        ("IN", "what's the weather like right now?", False),
+    ],
+)
+def test_the_country_of_a_city_named_in_another_script(value, text, derived):
+    assert (derive(value, "country_code", [(0, text)]) is not None) is derived
 
 
 @pytest.mark.parametrize(

@@ -268,7 +268,8 @@ def test_disabled_check_and_unknown_tool_report_nothing():
 
 
 class Paraphrases:
-    """A fake semantic matcher that knows one nickname."""
+    """A fake semantic matcher that knows one nickname (one GeoNames does not list: "the Big
+    Apple" is a name of New York City there, grounded without a matcher)."""
 
     def __init__(self) -> None:
         self.asked: list[tuple[str, str, str]] = []
@@ -276,18 +277,18 @@ class Paraphrases:
     def match(self, value: str, param: str, description: str, conversation: Conversation) -> GroundingMatch | None:
         self.asked.append((value, param, description))
         for i, msg in enumerate(conversation.messages):
-            if value == "New York" and "the Big Apple" in msg.content:
-                return GroundingMatch("user", i, "the Big Apple", 0.83)
+            if value == "Los Angeles" and "the City of Angels" in msg.content:
+                return GroundingMatch("user", i, "the City of Angels", 0.83)
         return None
 
 
 def test_paraphrase_matcher_grounds_what_lexical_matching_cannot():
     matcher = Paraphrases()
-    messages = [("user", "I'm flying to the Big Apple")]
-    traced = sources({"to_city": "New York", "from_city": "Berlin"}, messages, semantic=matcher)
-    assert traced["$.to_city"] == GroundingMatch("user", 0, "the Big Apple", 0.83)
+    messages = [("user", "I'm flying to the City of Angels")]
+    traced = sources({"to_city": "Los Angeles", "from_city": "Berlin"}, messages, semantic=matcher)
+    assert traced["$.to_city"] == GroundingMatch("user", 0, "the City of Angels", 0.83)
     assert traced["$.from_city"] is None
-    assert matcher.asked == [("New York", "to_city", "arrival city"), ("Berlin", "from_city", "departure city")]
+    assert matcher.asked == [("Los Angeles", "to_city", "arrival city"), ("Berlin", "from_city", "departure city")]
 
 
 def test_paraphrase_matcher_is_not_asked_about_lexically_grounded_values():
@@ -389,12 +390,12 @@ def test_a_batching_matcher_gets_all_unmatched_values_in_one_call():
 
         def match_many(self, items, conversation):
             self.batches.append([value for value, _, _ in items])
-            return [GroundingMatch("user", 0, value, 0.9) if value == "the Big Apple" else None for value, _, _ in items]
+            return [GroundingMatch("user", 0, value, 0.9) if value == "the City of Angels" else None for value, _, _ in items]
 
     matcher = Batching()
-    ctx = context({"from_city": "Berlin", "to_city": "the Big Apple", "hotel": "Hilton"}, [("user", "from Berlin to New York")], semantic=matcher)
+    ctx = context({"from_city": "Berlin", "to_city": "the City of Angels", "hotel": "Hilton"}, [("user", "from Berlin to Los Angeles")], semantic=matcher)
     (finding,) = grounding.check(ctx)
-    assert matcher.batches == [["the Big Apple", "Hilton"]]  # Berlin was grounded lexically: not asked
+    assert matcher.batches == [["the City of Angels", "Hilton"]]  # Berlin was grounded lexically: not asked
     assert finding.path == "$.hotel"
 
 

@@ -98,6 +98,14 @@ def test_a_unit_is_derived_from_a_quantity_written_another_way(text: str, value:
         ("¿Cuántos dólares son 100 euros?", "CAD", False),
         ("Un café americano y 3 euros de propina", "USD", False),
         ("帮我把100美元换算成人民币", "JPY", False),
+        # "dollars" as people mean them in other languages too: US dollars
+        ("100ドルって今何円？", "USD", True),
+        ("¿Cuántos dólares son 100 euros?", "USD", True),
+        ("Quanto fanno 20 dollari in euro?", "USD", True),
+        # everyday negatives: yuan written 元 (a unit many currencies share), pesos, the yen of the same question
+        ("这个100元", "USD", False),
+        ("¿Cuántos pesos son 100 euros?", "USD", False),
+        ("100ドルって今何円？", "CAD", False),
     ],
 )
 def test_a_currency_code_is_derived_from_its_name(text: str, value: str, derived: bool) -> None:
@@ -402,6 +410,11 @@ def test_units_after_a_quantity_percentages_of_amounts_and_full_region_codes(val
         ("Buy 10 shares of Tesla at $180 or lower.", "GOOG", "symbol", False),
         ("Buy 10 shares of Tesla at $180 or lower.", "TLSA", "symbol", False),
         ("Open an account at Apple Bank.", "AAPL", "account_code", False),
+        # who writes no capitals writes names without them; one who does, capitalises names
+        ("cuánto está la acción de tesla hoy", "TSLA", "ticker", True),
+        ("cuánto está la acción de tesla hoy", "TSLA", "account_code", False),
+        ("how are the stocks doing today", "SDT", "ticker", False),  # no word starts so
+        ("How is the market doing, should I sell some shares?", "SELL", "ticker", False),  # a word, not a name
     ],
 )
 def test_a_ticker_comes_from_the_letters_of_a_company_the_user_named(text: str, value: str, param: str, derived: bool) -> None:

