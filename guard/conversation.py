@@ -373,6 +373,11 @@ class Conversation:
                 return i
         return -1
 
+    def called_since(self, index: int) -> set[str]:
+        """The names of the tools called after message ``index`` (since the user last spoke:
+        ``last_user_index``)."""
+        return {call.name for m in self.messages[index + 1 :] for call in m.tool_calls}
+
     @cached_property
     def latest_request(self) -> str:
         """The user's latest words: what the current tool calls are meant to serve."""

@@ -163,7 +163,7 @@ TOOL_VERBS: dict[str, frozenset[str]] = {
     "make": frozenset("generate create request upload import".split()),
     "create": frozenset("add create record register book schedule insert post submit log new generate make".split()),
     "update": frozenset(
-        "update modify change edit adjust set move reschedule rename replace push postpone delay mark bump escalate "
+        "update modify change edit adjust set move reschedule rename replace push postpone delay mark bump escalate fix repair amend "
         "reassign ack acknowledge resolve snooze turn switch lock unlock dim mute unmute arm disarm".split()
     ),
     "delete": frozenset("delete remove cancel drop clear erase unregister".split()),

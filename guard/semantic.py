@@ -1337,7 +1337,7 @@ def _done_this_turn(conversation: Conversation) -> set[str]:
     start = conversation.last_user_index
     if _answers(conversation):
         start = next((i for i in range(start - 1, -1, -1) if messages[i].role == "user"), start)
-    return {call.name for m in messages[start + 1 :] for call in m.tool_calls}
+    return conversation.called_since(start)
 
 
 def _answers(conversation: Conversation) -> bool:

@@ -15,7 +15,7 @@ hold, so that a request that does several things, or a tool with no sibling, rai
   kind of action only, and another one;
 - another available tool does the asked kind to the same object (its name, without the verbs,
   shares at least half the words of the shorter of the two): the tool the model should probably
-  have called.
+  have called, unless it already ran since the user asked (that part of the request is done).
 
 A tool that reads is never flagged: agents read before they change ("find the alarm, then delete
 it"), so a read is no evidence of a wrong choice.
@@ -68,8 +68,8 @@ def check(ctx: CheckContext) -> list[Finding]:
         return []
     (wanted,) = asked
     sibling = _sibling(ctx, wanted)
-    if sibling is None:
-        return []
+    if sibling is None or sibling.name in ctx.conversation.called_since(ctx.conversation.last_user_index):
+        return []  # none, or it ran since the user asked: that part is done ("block it and send a new one")
     return [
         Finding(
             category=Category.SUSPICIOUS_TOOL_SELECTION,

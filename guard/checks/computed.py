@@ -23,7 +23,7 @@ import json
 import math
 import re
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
@@ -100,6 +100,8 @@ def shifted_result_time(value: object, said: list[tuple[int, str]], results: lis
     """``start: 2025-07-02T08:05:00Z`` from "pull the last 6 hours" after a reading stamped
     ``2025-07-02T14:05:00Z``: a date-time a tool returned, moved back or on by a length of time
     the user said (written as the value is: the same offset and precision)."""
+    if isinstance(value, str) and _DAY.fullmatch(value.strip()):
+        return _shifted_result_day(value.strip(), said, results)
     if not isinstance(value, str) or not _STAMP.fullmatch(value.strip()):
         return None
     text = value.strip()
@@ -113,6 +115,27 @@ def shifted_result_time(value: object, said: list[tuple[int, str]], results: lis
             for index, content in results[-_RESULTS:]:
                 if content.find(written, 0, _READ) >= 0:
                     return index, f"{written} {'-' if moved > moment else '+'} {span.words} -> {value}"
+    return None
+
+
+_DAY = re.compile(r"\d{4}-\d\d-\d\d")
+
+
+def _shifted_result_day(value: str, said: list[tuple[int, str]], results: list[tuple[int, str]]) -> Derivation | None:
+    """``date: 2024-05-21`` from "push my flight back by one day" after a reservation dated
+    ``2024-05-20``: a day a tool returned, moved by a number of days or weeks the user said."""
+    try:
+        day = date.fromisoformat(value)
+    except ValueError:
+        return None
+    for span in measures.stated_spans((words for _, words in said[-_RESULTS:]), 366 * 24 * 60):
+        if span.minutes % (24 * 60):
+            continue
+        days = timedelta(days=span.minutes // (24 * 60))
+        for moved in (day - days, day + days):
+            for index, content in results[-_RESULTS:]:
+                if content.find(moved.isoformat(), 0, _READ) >= 0:
+                    return index, f"{moved.isoformat()} {'+' if moved < day else '-'} {span.words} -> {value}"
     return None
 
 

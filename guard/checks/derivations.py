@@ -32,6 +32,7 @@ from datetime import date, datetime, timedelta, timezone
 from dateutil.relativedelta import relativedelta
 
 from guard.checks import measures, places
+from guard.checks.relevance import stem
 from guard.conversation import clock as reference_clock, stated_date, stated_now, stated_today
 from guard.lexicon import MONTH_NUMBER, MONTHS, STOPWORDS, WEEKDAYS, foreign_date_words, unspaced
 from guard.normalise import (
@@ -1431,6 +1432,24 @@ def _city_named_otherwise(value: object, ctx: Context) -> Derivation | None:
     return index, f"{words} -> {value}"
 
 
+def _none_of(value: object, ctx: Context) -> Derivation | None:
+    """``max_stops: 0`` from "I prefer nonstop flights", ``layovers: 0`` from "no layovers",
+    ``pets: 0`` from "without pets": none of what the parameter counts, said with "non", "no",
+    "without" or "zero" before its name."""
+    if value != 0 or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    nouns = {stem(w) for w in ctx.words if len(w) >= 4}
+    for index, text in ctx.normalised:
+        for m in itertools.islice(_NONE_OF.finditer(text[:_READ]), _MAX_SPANS):
+            if stem(m[1]) in nouns:
+                return index, f"{m[0].strip()} -> {value}"
+    return None
+
+
+#: "non-stop", "nonstop", "no layovers", "without pets", "zero fees" (the normalised text).
+_NONE_OF = re.compile(r"\b(?:non ?|no |without |zero )([a-z]{4,})\b")
+
+
 def _said_by_initials(name: str, ctx: Context) -> int | None:
     """Where the user wrote a name of two to four capitalised words by its initials, in capitals
     ("SF" for San Francisco, "LA" for Los Angeles, "NYC" for New York City, and for New York: a
@@ -1605,6 +1624,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _country,
     _place_with_country,
     _city_named_otherwise,
+    _none_of,
     _initials_expanded,
     _site_root,
     _place_before_name,

@@ -18,7 +18,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Part", "StringPart", "python_strings"]
+__all__ = ["Part", "StringPart", "added_lines", "python_strings"]
 
 Part = Literal["own", "output", "read", "data", "name"]
 
@@ -63,19 +63,19 @@ def python_strings(code: str) -> list[StringPart] | None:
       a library's part or a variable someone must have named."""
     if len(code) > MAX_PROGRAM:
         return None
-    try:
-        tree = ast.parse(textwrap.dedent(code))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    trees = _parsed(code)
+    if trees is None:
         return None
-    if not any(isinstance(node, (ast.Call, ast.Assign, ast.AugAssign, ast.AnnAssign)) for node in ast.walk(tree)):
+    nodes = [node for tree in trees for node in ast.walk(tree)]
+    if not any(isinstance(node, (ast.Call, ast.Assign, ast.AugAssign, ast.AnnAssign)) for node in nodes):
         return None
     parents: dict[int, ast.AST] = {}
-    for node in ast.walk(tree):
+    for node in nodes:
         for child in ast.iter_child_nodes(node):
             parents[id(child)] = node
     out: list[StringPart] = []
-    defined = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    for node in ast.walk(tree):
+    defined = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    for node in nodes:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             out.append(StringPart(node.value, _part(node, parents)))
         elif isinstance(node, ast.Attribute) and _NUMBERED.search(node.attr):
@@ -83,6 +83,48 @@ def python_strings(code: str) -> list[StringPart] | None:
         elif isinstance(node, ast.Name) and _NUMBERED.search(node.id) and node.id not in defined:
             out.append(StringPart(node.id, "name"))
     return out
+
+
+#: A unified diff's header or hunk line: the added lines are the program.
+_DIFF = re.compile(r"^(?:--- |\+\+\+ |@@ )", re.MULTILINE)
+#: Lines that continue a block and cannot stand alone ("else:", "except ValueError:").
+_CONTINUES = re.compile(r"(?:else|except\b.*|finally|case\b.*)\s*:")
+_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
+
+
+def added_lines(code: str) -> str:
+    """What a unified diff adds (its ``+`` lines, without the ``+``), or the text itself: the
+    header's and hunks' line numbers are the diff's own."""
+    if not _DIFF.search(code[:MAX_PROGRAM]):
+        return code
+    return "\n".join(line[1:] for line in code.splitlines() if line.startswith("+") and not line.startswith("+++"))
+
+
+def _parsed(code: str) -> list[ast.Module] | None:
+    """The program's syntax trees: the whole text (dedented), or a unified diff's added lines; an
+    excerpt (an edit's new text, cut from inside a block) line by line, each block opener given a
+    body. None when a line is no Python."""
+    code = added_lines(code)
+    try:
+        return [ast.parse(textwrap.dedent(code))]
+    except _ERRORS:
+        pass
+    trees = []
+    for line in code.splitlines():
+        text = line.strip()
+        if not text or text.startswith("#") or _CONTINUES.fullmatch(text):
+            continue
+        if text.startswith("elif "):
+            text = text[2:]  # "elif x:" tests as "if x:" does
+        if text.startswith("@"):
+            text += "\ndef _(): pass"  # a decorator, before the function it decorates
+        elif text.endswith(":"):
+            text += " pass"
+        try:
+            trees.append(ast.parse(text))
+        except _ERRORS:
+            return None
+    return trees or None
 
 
 def _part(node: ast.Constant, parents: dict[int, ast.AST]) -> Part:

@@ -22,7 +22,7 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from guard.checks.measures import in_order
-from guard.checks.programs import StringPart, python_strings
+from guard.checks.programs import StringPart, added_lines, python_strings
 from guard.checks.relevance import stem
 from guard.lexicon import DAY_PARTS, STOPWORDS
 from guard.normalise import normalise_text, number_key, parse_temporal
@@ -178,6 +178,8 @@ def risk_of(
         composed or (_SYNTAX.search(value) and _operands_found(value, numbers))  # one token: "x**2", not "(2+3)*5" over unsaid numbers
     ):
         return Risk("derivable", "a command, code or formula in the model's syntax: what it names was said or returned")
+    if isinstance(value, str) and words & _OPTION_PARAMS and _OPTIONS_ONLY.fullmatch(value.strip()):
+        return Risk("derivable", "command-line options the model chose ('-q', '--maxfail=1'): they name nothing to act on")
     if isinstance(value, str) and _path_listed(value.strip(), said, f"{results} {paths}" if paths else results):
         return Risk("derivable", "a path joined from directories and files that were said or that tools listed")
     if isinstance(value, str) and "formula" in words | described and (words | described) & _CHEMISTRY_WORDS and chemical_formula(value.strip()):
@@ -199,7 +201,7 @@ def risk_of(
         _EMAIL_LIKE.fullmatch(value.strip()) or (_IDENTIFIER_LIKE.fullmatch(value.strip()) and parse_temporal(value.strip()) is None and not _QUANTITY.fullmatch(value.strip()))
     ):  # a date or time ("2024-06-16T12:00:00-07:00") and a quantity ("90s") are no identifiers
         return Risk("consequential", "the value looks like an identifier: it must be stated or come from a tool result")
-    if composed and _CODE_SHAPE.search(value) and _program_grounded(value, said, results) and _numbers_found(value, numbers):
+    if composed and _CODE_SHAPE.search(value) and _program_grounded(value, said, results, edit=bool(words & _EDIT_WORDS)) and _numbers_found(added_lines(value), numbers):
         return Risk("derivable", "text in a program's syntax (code, an edit to a file): every name and number it holds was said or returned")
     sized = (lookup and words & _COUNT_WORDS and any("default" in s or "maximum" in s for s in schemas)) or (
         "count" in words and words & {"max", "maximum"}  # "max_count": a cap on what a lookup returns, not a count of things
@@ -308,7 +310,7 @@ _PROGRAM_TARGETS = re.compile(
 )
 
 
-def _program_grounded(value: str, said: str, results: str = "") -> bool:
+def _program_grounded(value: str, said: str, results: str = "", edit: bool = False) -> bool:
     """Whether a command, code or formula the model wrote acts only on what was said or returned:
     every path, URL, address, quoted string and name with digits in it was (a quoted string by
     half of its words at least). Its syntax, options and arithmetic on stated numbers are the
@@ -316,16 +318,31 @@ def _program_grounded(value: str, said: str, results: str = "") -> bool:
     In a Python program only the strings it acts on count (``programs.python_strings``): what it
     prints or charts, the keys it defines and the option words it passes are its own, a file it
     writes needs a directory that was said or returned, a column it reads a name built from the
-    words said or returned. Words without any syntax ("that one") are no program."""
+    words said or returned; in code written into a file (an ``edit``: nothing runs yet) only the
+    paths and addresses among its literals count (``normalize("NFKD", s)``, a test's example
+    ``slugify("Crème Brûlée")`` are the program's). Words without any syntax ("that one") are no
+    program."""
     if not _SYNTAX.search(value) or points(value):
         return False
     if (strings := python_strings(value)) is not None:
-        return all(_python_string_grounded(s, said, results) for s in strings)
+        return all(_python_string_grounded(s, said, results, edit) for s in strings)
     for m in _PROGRAM_TARGETS.finditer(value[:4_000]):
         quoted = m[1] if m[1] is not None else m[2]
         if not (_quoted_grounded(quoted, said, results) if quoted is not None else _target_grounded(m[3], said, results)):
             return False
     return True
+
+
+#: Parameter words naming a command's extra arguments, and a value made of options alone (a number
+#: after "=" at most: "--user=bob" names someone).
+_OPTION_PARAMS = frozenset({"args", "arguments", "argv", "flags", "options", "opts"})
+_OPTIONS_ONLY = re.compile(r"-{1,2}[A-Za-z][\w-]{0,30}(?:=\d{1,6})?(?:\s+-{1,2}[A-Za-z][\w-]{0,30}(?:=\d{1,6})?){0,9}")
+#: Parameter words naming the new text of a file (``new_str``, ``patch``, ``diff``): code written, not run.
+_EDIT_WORDS = frozenset({"new", "patch", "diff", "replacement", "insert"})
+#: A separator a program joins or splits by.
+_SEPARATOR = re.compile(r"[^\w\s]{1,3}\s?|_|\s+")
+#: What a literal of written code reaches: a path, an address, a URL.
+_ADDRESS = re.compile(r"/|@|://|\\")
 
 
 def _quoted_grounded(quoted: str, said: str, results: str) -> bool:
@@ -351,10 +368,12 @@ def _target_grounded(target: str, said: str, results: str) -> bool:
     )
 
 
-def _python_string_grounded(string: StringPart, said: str, results: str) -> bool:
+def _python_string_grounded(string: StringPart, said: str, results: str, edit: bool = False) -> bool:
     text = string.text
-    if string.part == "own" or not text.strip():
-        return True
+    if string.part == "own" or not text.strip() or _SEPARATOR.fullmatch(text):
+        return True  # its own words, or a separator it joins or splits by ("_", ", ")
+    if edit and string.part in ("data", "read") and not _ADDRESS.search(text):
+        return True  # code written into a file acts on nothing yet: its literals are the program's (a test's example, an option)
     if string.part == "name":
         return _target_grounded(text, said, results)
     if string.part == "output":  # a file the program makes, in a folder that was said or returned, or a temporary one

@@ -191,3 +191,25 @@ def test_set_up_arranges_a_new_one_and_yes_with_a_detail_approves():
     assert asked("updateMenuItem", proposal, "yes, and delete the old curry from the menu")
     assert asked("updateMenuItem", "What price should it have?", "Sure, make it $14 as a new item")
     assert asked("updateMenuItem", "Which section of the menu?", "Sure, the noodles section.")
+
+
+def test_fixing_asks_for_a_change():
+    assert categories("updateMenuItem", "the Pad Thai price is wrong, can you find the cause and fix it?") == []
+    (finding,) = categories("addMenuItem", "the Pad Thai price is wrong, can you fix it?")  # adding is no fix
+    assert finding.evidence["better"] == "updateMenuItem"
+    # Everyday negatives: a fixed price, a fixture, a question about a fix still read
+    assert categories("updateMenuItem", "which dishes have a fixed price?")
+    assert categories("deleteMenuItem", "what is in the fixture list for the menu?")
+
+
+def test_the_sibling_that_already_ran_since_the_user_asked_has_done_its_part():
+    lost = [tool("block_card"), tool("order_replacement_card"), tool("get_card")]
+    messages = [("user", "Yes, both were me. Please block it and send the new card with standard shipping."),
+                {"role": "assistant", "content": "", "tool_calls": [{"name": "block_card", "args": {"item": "x"}, "id": "c4"}]},
+                {"role": "tool", "tool_call_id": "c4", "name": "block_card", "content": '{"status": "blocked"}'}]
+    decision = Guard(lost).check({"name": "order_replacement_card", "args": {"item": "x"}, "id": "c5"}, messages)
+    assert [f for f in decision.findings if f.category is Category.SUSPICIOUS_TOOL_SELECTION] == []
+    # Everyday negative: before the block ran, replacing instead of blocking is still flagged
+    (finding,) = [f for f in Guard(lost).check({"name": "order_replacement_card", "args": {"item": "x"}}, messages[:1]).findings
+                  if f.category is Category.SUSPICIOUS_TOOL_SELECTION]
+    assert finding.evidence["better"] == "block_card"

@@ -71,3 +71,16 @@ def test_a_year_of_birth_from_a_year_and_an_age_the_conversation_gives() -> None
     assert birth_year(1883, "census_year", said, household) is None
     assert birth_year(1883, "birth_year", [(0, "she is 28")], []) is None
 
+
+
+def test_a_returned_day_moved_by_days_the_user_said() -> None:
+    from guard.checks.computed import shifted_result_time
+
+    reservation = [(3, json.dumps({"flights": [{"flight_number": "HAT083", "date": "2024-05-20"}]}))]
+    said = [(1, "I need to push my Seattle flight back by one day.")]
+    assert shifted_result_time("2024-05-21", said, reservation) == (3, "2024-05-20 + 1 day -> 2024-05-21")
+    assert shifted_result_time("2024-05-27", [(1, "move it one week later")], reservation) is not None
+    # Everyday negatives: two days nobody said, hours are no days, no shift said at all
+    assert shifted_result_time("2024-05-22", said, reservation) is None
+    assert shifted_result_time("2024-05-21", [(1, "push the flight back by 3 hours")], reservation) is None
+    assert shifted_result_time("2024-05-21", [(1, "what time is my flight?")], reservation) is None

@@ -1084,3 +1084,19 @@ def test_a_name_said_with_its_words_clipped(text: str, value: str, derived: bool
 )
 def test_a_clock_hour_after_at_in_another_language(text: str, value: str, derived: bool) -> None:
     assert (derive(value, "start", [(0, text)], today=date(2025, 9, 15)) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "param", "text", "derived"),
+    [
+        (0, "max_stops", "Traveler profile: prefers nonstop flights.", True),
+        (0, "max_layovers", "find flights to Lima, no layovers please", True),
+        (0, "pets", "a cabin for two adults, without pets", True),
+        # everyday negatives: "no more than", another noun, a count that is not none
+        (0, "max_stops", "no more than 2 stops please", False),
+        (0, "guests", "a non smoking room for two guests", False),
+        (1, "max_stops", "Traveler profile: prefers nonstop flights.", False),
+    ],
+)
+def test_none_of_what_a_parameter_counts(value, param, text, derived):
+    assert (derive(value, param, [(0, text)]) is not None) is derived

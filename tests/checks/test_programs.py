@@ -91,3 +91,32 @@ def test_hostile_programs_are_read_or_refused_in_bounded_time(text):
 def test_names_with_digits_the_program_does_not_define_are_targets():
     got = parts("import hashlib\ndf2 = load()\nprint(hashlib.sha256(df2.to_bytes()).hexdigest(), sales_2024)\n")
     assert got["sha256"] == got["sales_2024"] == "name" and "df2" not in got
+
+
+def test_an_excerpt_and_a_diff_are_read_line_by_line():
+    excerpt = "        rows = [r for r in rows if not r.done]\n    if args.json:\n        print(json.dumps(rows, indent=2))\n"
+    assert parts(excerpt) == {}  # nothing quoted; args.json is an attribute, no file
+    diff = "--- a/t.py\n+++ b/t.py\n@@ -1,2 +1,3 @@\n import re\n+import unicodedata\n-x = 1\n+x = unicodedata.normalize('NFKD', s)\n"
+    assert parts(diff) == {"NFKD": "data"}
+    assert python_strings("--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-Old title\n+# New title: see docs\n") is None
+
+
+EDIT = {"type": "string", "description": "The new text."}
+
+
+def test_code_written_into_a_file_names_only_paths_and_addresses():
+    said, result = "slugify() mangles accented characters, fix it", '{"path": "textkit/text.py", "content": "def slugify(value): ..."}'
+    new = "value = unicodedata.normalize('NFKD', value)\nvalue = value.encode('ascii', 'ignore').decode('ascii')"
+    assert risk_of("new_str", [EDIT], new, said, result).level == "derivable"
+    test = "def test_accents():\n    assert slugify('Crème Brûlée') == 'creme-brulee'"
+    assert risk_of("new_str", [EDIT], test, said, result).level == "derivable"
+    # Everyday negatives: an address or a path nobody gave, in written code; the same literal run as code
+    assert risk_of("new_str", [EDIT], "WEBHOOK = 'https://hooks.example.com/T000/B000'\nsend(WEBHOOK)", said, result).level != "derivable"
+    assert risk_of("new_str", [EDIT], "CONFIG = load('/etc/textkit/prod.yaml')", said, result).level != "derivable"
+    assert risk_of("code", [CODE], "from app import users\nusers.delete_user('bob')", said, result).level != "derivable"
+
+
+@pytest.mark.parametrize(("value", "level"), [("-q", "derivable"), ("-x --maxfail=1 -v", "derivable"), ("--user=bob", "ordinary"),
+                                              ("tests/test_text.py -q", "ordinary"), ("-k slugify", "ordinary")])
+def test_command_line_options_alone_are_the_models_choice(value, level):
+    assert risk_of("args", [{"type": "string", "description": "Extra pytest arguments."}], value, "run the tests").level == level
