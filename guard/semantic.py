@@ -1090,6 +1090,9 @@ def selection_check(ctx: Any) -> list[Finding]:
         # reading the record the user identified (their user id, the contact they named) is how
         # serving them starts, whatever the request goes on to ask
         return []
+    if _lookup(ctx.spec, prefix) and _keyed_by_a_result(ctx):
+        # the record the step before found, read by the identifier it returned: the next step
+        return []
     if _lookup(ctx.spec, prefix) and _INVESTIGATES.search(users[-1][-2_000:]):
         # "pods keep restarting, can you take a look?": any read is a fair first step of looking
         return []
@@ -1162,7 +1165,7 @@ _PEOPLE_WORDS = tuple("contact user people person employee member customer patie
 #: "what's going on?", "can you check?"): where any lookup is a fair first step.
 _INVESTIGATES = re.compile(
     r"\b(?:take a look|have a look|look into (?:it|this|that|them)|what(?:'|’)?s going on|what is going on|investigate|troubleshoot"
-    r"|figure out why|dig into)\b|\bcheck(?: it| this| that| on (?:it|this|that|them))?(?: out)?\s*[?.!]*\s*$",
+    r"|figure out why|find (?:out )?(?:the cause|the root cause|out why|what(?:'|’)?s wrong)|dig into|debug|diagnose)\b|\bcheck(?: it| this| that| on (?:it|this|that|them))?(?: out)?\s*[?.!]*\s*$",
     re.IGNORECASE,
 )
 
@@ -1197,14 +1200,27 @@ def _people_nouns() -> frozenset[str]:
 def _keyed_by_what_was_named(ctx: Any) -> bool:
     """Whether every argument of the call is a value the user wrote word for word, one of them
     an identifier, or a name for a tool that looks up people: a lookup of the record the user named."""
-    values = [v for v in (ctx.args or {}).values() if v not in (None, "", [])] if isinstance(ctx.args, dict) else []
-    if not values or not all(isinstance(v, str) and 0 < len(v) <= 80 for v in values):
-        return False
     said = " ".join(m.content for m in ctx.conversation.messages if m.role == "user")[:20_000]
+    return _keyed_by(ctx, said, people=True)
+
+
+def _keyed_by_a_result(ctx: Any) -> bool:
+    """Whether every argument of the call is a value a tool returned since the user last spoke,
+    one of them an identifier: reading the record the step before found (the user id a search by
+    name and zip code returned)."""
+    turn = ctx.conversation.messages[ctx.conversation.last_user_index + 1 :]
+    return _keyed_by(ctx, " ".join(m.content for m in turn if m.role == "tool")[:20_000], people=False)
+
+
+def _keyed_by(ctx: Any, text: str, people: bool) -> bool:
+    values = [v for v in (ctx.args or {}).values() if v not in (None, "", [])] if isinstance(ctx.args, dict) else []
+    if not text or not values or not all(isinstance(v, str) and 0 < len(v) <= 80 for v in values):
+        return False
+    said = text
     found = [v for v in values if re.search(rf"(?<!\w){re.escape(v)}(?!\w)", said)]
     if len(found) != len(values):
         return False
-    people = ctx.spec is not None and bool(_nouns(ctx.spec) & _people_nouns())
+    people = people and ctx.spec is not None and bool(_nouns(ctx.spec) & _people_nouns())
     return any(_IDENTIFYING.fullmatch(v) or (people and _NAME.fullmatch(v)) for v in found)
 
 

@@ -548,3 +548,32 @@ def test_any_read_is_a_fair_first_step_of_looking_into_a_problem(semantic: Any) 
     # Everyday negatives: a check of one named thing, a plain request, a look at something to buy
     for text in ["can you check my balance for me", "show me the logs of payment-worker", "check the weather in Oslo and book a table"]:
         assert not _INVESTIGATES.search(text), text
+    for text in ["CI is failing in tests/test_discount.py. Can you find the cause and fix it?", "the export crashes, please debug it"]:
+        assert _INVESTIGATES.search(text), text
+    for text in ["find the cheapest flight to Oslo", "find the causeway toll for tomorrow", "what caused the fire of 1666?"]:
+        assert not _INVESTIGATES.search(text), text
+
+
+def test_a_lookup_by_the_identifier_the_step_before_returned_is_the_next_step(semantic: Any) -> None:
+    from guard.semantic import _keyed_by_a_result
+
+    tools = [tool("find_user_id_by_email", "Find a user id by their email.", ("email",), email=""),
+             tool("find_user_id_by_name_zip", "Find a user id by first name, last name and zip code.", ("zip",), zip=""),
+             tool("get_user_details", "Get the details of a user, including their orders.", ("user_id",), user_id="")]
+    registry = ToolRegistry(tools)
+
+    def ctx(call: dict[str, Any], messages: list[Any]) -> CheckContext:
+        parsed = ToolCall.from_any(call)
+        return CheckContext(call=parsed, args=parsed.args, spec=registry.get(parsed.name), registry=registry,
+                            conversation=Conversation.from_messages(messages), state=GuardState(), policy=Policy(), semantic=semantic)
+
+    found = [{"role": "user", "content": "Sure, Yusuf Rossi, zip code 19122. I don't remember which email I used."},
+             {"role": "assistant", "content": "", "tool_calls": [{"name": "find_user_id_by_name_zip", "args": {"zip": "19122"}, "id": "c1"}]},
+             {"role": "tool", "tool_call_id": "c1", "name": "find_user_id_by_name_zip", "content": "yusuf_rossi_9620"}]
+    me = ctx({"name": "get_user_details", "args": {"user_id": "yusuf_rossi_9620"}, "id": "c2"}, found)
+    assert _keyed_by_a_result(me) and selection_check(me) == []
+    # Everyday negatives: an id no tool returned this turn, one the user typed (the other rule's), a word
+    assert not _keyed_by_a_result(ctx({"name": "get_user_details", "args": {"user_id": "yusuf_rossi_9621"}, "id": "c2"}, found))
+    assert not _keyed_by_a_result(ctx({"name": "get_user_details", "args": {"user_id": "yusuf_rossi_9620"}, "id": "c2"},
+                                      [{"role": "user", "content": "my id is yusuf_rossi_9620"}]))
+    assert not _keyed_by_a_result(ctx({"name": "get_user_details", "args": {"user_id": "Yusuf"}, "id": "c2"}, found))
