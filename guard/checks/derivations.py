@@ -960,6 +960,8 @@ def _day_part_bound(value: object, ctx: Context) -> Derivation | None:
         patterns = temporal_patterns(before.isoformat(), ctx.today or before)
         if patterns is not None and (found := patterns.search(said)):
             return None, f"the midnight after {found[0][0]} -> {value}"
+        if foreign := _day_in_another_language(before.isoformat(), ctx):  # "c'est quoi mon agenda vendredi ?"
+            return foreign[0], f"the midnight after {foreign[1]}"
     if parsed.time is None or parsed.time.second:
         return None
     for part, bounds in _DAY_PART_BOUNDS.items():
@@ -1489,7 +1491,25 @@ def _said_clipped(name: str, ctx: Context) -> int | None:
                 continue
             if all(c == w or _shortens(c, w) for w, c in zip(lowered, said)) and said != lowered:
                 return index
+        if any(t[:1] == lowered[0][:1] and _run_together(t, lowered) for t in tokens):
+            return index  # "sanfran": the clipped words written as one
     return None
+
+
+def _run_together(token: str, words: list[str]) -> bool:
+    """Whether a said word is the starts of ``words`` written together, three letters or more of
+    each and one of them clipped ("sanfran" for San Francisco), never the words whole ("newyork"
+    is a spelling, read elsewhere)."""
+    if token == "".join(words) or len(token) < 3 * len(words):
+        return False
+
+    def split(rest: str, left: list[str]) -> bool:
+        if not left:
+            return not rest
+        word = left[0]
+        return any(word.startswith(rest[:n]) and split(rest[n:], left[1:]) for n in range(min(len(word), len(rest)), 2, -1))
+
+    return split(token, words)
 
 
 def _shortens(said: str, word: str) -> bool:

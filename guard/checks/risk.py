@@ -89,7 +89,7 @@ _TEXT_HEADS = frozenset("subject body message text title caption content notes n
 _TEXT_FORMATS = frozenset("markdown md html plain rich raw".split())
 #: Parameter words naming a program or a formula the model writes: a shell command, code, an
 #: arithmetic expression. The syntax is the model's; what it acts on must have been said.
-_PROGRAM_WORDS = frozenset("command commands cmd script snippet program expression formula".split())
+_PROGRAM_WORDS = frozenset("command commands cmd script snippet program expression formula function equation integrand".split())
 #: Names of a parameter that holds source code ("code", "python_code"; a ``zip_code`` or
 #: ``stock_code`` is an identifier).
 _CODE_NAMES = frozenset("code source python javascript js sql bash shell".split())
@@ -111,7 +111,7 @@ _SORT_DIRECTIONS = (1, -1, "asc", "desc", "ASC", "DESC", "ascending", "descendin
 _SORT_WORDS = frozenset({"sort", "order", "orderby", "sorting", "ordering"})
 #: Description words that say a parameter takes a program or an expression ("Standard 5-field cron
 #: expression", "a regular expression"): its syntax is the model's.
-_PROGRAM_DESCRIPTIONS = frozenset({"expression", "cron", "crontab", "regex", "regexp", "formula", "script"})
+_PROGRAM_DESCRIPTIONS = frozenset({"expression", "cron", "crontab", "regex", "regexp", "formula", "script", "syntax"})
 #: What makes a value read as code rather than prose: a line break, an assignment or a call
 #: ("HTTP_TIMEOUT = 60", "normalize("), a brace or a semicolon.
 _CODE_SHAPE = re.compile(r"\n|[A-Za-z_][\w.]*(?:\s*=(?!=)|\()|[{};]")

@@ -1100,3 +1100,26 @@ def test_a_clock_hour_after_at_in_another_language(text: str, value: str, derive
 )
 def test_none_of_what_a_parameter_counts(value, param, text, derived):
     assert (derive(value, param, [(0, text)]) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "derived"),
+    [
+        ("San Francisco, CA", "whats teh wether gonna be in sanfran tmrw", True),
+        ("Los Angeles", "cheap eats in losang?", True),
+        # everyday negatives: the words whole, a word that only starts like them, a clip of the wrong city
+        ("San Jose", "sanfran trip ideas", False),
+        ("San Francisco", "what's on in santa cruz", False),
+        ("San Diego", "whats teh wether gonna be in sanfran tmrw", False),
+    ],
+)
+def test_a_name_written_clipped_and_run_together(value, text, derived):
+    assert (derive(value, "location", [(0, text)]) is not None) is derived
+
+
+def test_the_midnight_after_a_day_named_in_another_language():
+    said = [(0, "Nous sommes le mercredi 5 novembre 2025."), (1, "c'est quoi mon agenda vendredi ?")]
+    assert derive("2025-11-08T00:00:00+01:00", "time_max", said, today=date(2025, 11, 5)) is not None
+    # Everyday negatives: the midnight after another day; a start is no window's end
+    assert derive("2025-11-09T00:00:00+01:00", "time_max", said, today=date(2025, 11, 5)) is None
+    assert derive("2025-11-08T00:00:00+01:00", "time_min", said, today=date(2025, 11, 5)) is None

@@ -362,6 +362,8 @@ def test_a_question_put_to_a_tool_and_a_selector_echo_what_was_said(name, value,
         ("new_str", {}, "HTTP_TIMEOUT = 60  # seconds", "bump the timeout in config/settings.py to 60s. 4\tHTTP_TIMEOUT = 30  # seconds", "derivable"),
         ("patch", {}, "import re\nimport unicodedata\n", "slugify() mangles accented chars, fix it", "derivable"),
         ("code", {}, "import hashlib\nprint(hashlib.sha256(b'hello world').hexdigest())", "what's the sha256 of 'hello world'?", "derivable"),
+        ("function", {"description": "Function in Python syntax."}, "x**2", "Integrate x squared from zero to three.", "derivable"),
+        ("equation", {}, "3*x + 4", "solve 3x plus 4 equals 10", "derivable"),
         ("schedule", {"description": "Standard 5-field cron expression"}, "30 2 * * 1-5", "run cleanup.sh every weekday at 2:30am", "derivable"),
         ("pattern", {}, "def slugify", "where is slugify() defined?", "derivable"),
         ("soql", {}, "SELECT Id, Name FROM Opportunity WHERE CloseDate = THIS_MONTH AND Amount > 100000 ORDER BY Amount DESC",
@@ -371,6 +373,9 @@ def test_a_question_put_to_a_tool_and_a_selector_echo_what_was_said(name, value,
         ("code", {}, "import hashlib\nprint(hashlib.md5(b'hello world').hexdigest())", "hash the string 'hello world' for me", "ordinary"),
         ("new_str", {}, "open('customers_2023.csv')", "load the customer file", "ordinary"),
         ("schedule", {"description": "When to run"}, "30 2 * * 1-5", "run cleanup.sh every weekday at 2:30am", "ordinary"),
+        ("function", {"description": "Function in Python syntax."}, "np.log10(x)", "Integrate x squared from zero to three.", "ordinary"),  # no log said
+        ("function_name", {}, "get_weather", "what's the weather?", "ordinary"),  # a name, no syntax
+        ("syntax_theme", {"description": "Editor syntax theme"}, "monokai", "make my editor dark", "ordinary"),
         ("soql", {}, "SELECT Id FROM Opportunity WHERE Amount > 250000", "pull the big opportunities", "ordinary"),
         # prose with a parenthesis, a date, a phone number: no code
         ("note", {}, "Call back (after lunch)", "remind me to call Dana", "ordinary"),
