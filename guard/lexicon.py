@@ -94,6 +94,26 @@ def foreign_date_words() -> dict[str, frozenset[str]]:
     return out
 
 
+@lru_cache(maxsize=1)
+def relative_periods() -> dict[str, tuple[int, str]]:
+    """The other common languages' words for last, this and next week, month and year (CLDR's
+    relative date fields through babel: "el mes pasado", "ce mois-ci", "letzten Monat", "先月",
+    "지난달"), lowercased -> (-1, 0 or 1, the unit)."""
+    from babel import Locale
+
+    out: dict[str, tuple[int, str]] = {}
+    for language in DATE_LANGUAGES[1:]:
+        for unit in ("week", "month", "year"):
+            try:
+                relative = Locale(language)._data["date_fields"][unit]["relative"]
+            except (KeyError, AttributeError, TypeError):
+                continue
+            for offset in (-1, 0, 1):
+                if (phrase := relative.get(offset)) and len(phrase) >= 2:
+                    out.setdefault(phrase.lower().replace("’", "'"), (offset, unit))
+    return out
+
+
 #: Chinese and Japanese characters (kana, Han) and Korean syllables: the scripts that write words
 #: without spaces around them ("東京から", "서울에서"), as one character class.
 UNSPACED_SCRIPT = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"

@@ -24,7 +24,7 @@ from __future__ import annotations
 import calendar
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from datetime import date, datetime, timedelta, timezone
@@ -34,7 +34,7 @@ from dateutil.relativedelta import relativedelta
 from guard.checks import measures, places
 from guard.checks.relevance import stem
 from guard.conversation import clock as reference_clock, stated_date, stated_now, stated_today
-from guard.lexicon import MONTH_NUMBER, MONTHS, STOPWORDS, WEEKDAYS, foreign_date_words, unspaced
+from guard.lexicon import MONTH_NUMBER, MONTHS, STOPWORDS, WEEKDAYS, foreign_date_words, relative_periods, unspaced
 from guard.normalise import (
     normalise_text,
     number_words,
@@ -802,9 +802,8 @@ def _calendar_period(value: object, ctx: Context) -> Derivation | None:
     todays = _todays(ctx)[:4]
     exclusive = month is None and _exclusive_end(ctx)
     # the latest messages first, a few spans in all (not a few a message)
-    spans = ((index, m) for index, text in reversed(ctx.normalised) for m in _PERIOD_PHRASE.finditer(text[:_READ]))
-    for index, m in itertools.islice(spans, _MAX_SPANS):
-        which, edge, unit = m[1] or "this", m[2], m[3]
+    spans = ((index, m[0], m[1] or "this", m[2], m[3]) for index, text in reversed(ctx.normalised) for m in _PERIOD_PHRASE.finditer(text[:_READ]))
+    for index, words, which, edge, unit in itertools.islice(itertools.chain(spans, _foreign_periods(ctx)), _MAX_SPANS):
         for today in todays:
             bounds = _period_bounds(today, which, unit)
             allowed = bounds[-1:] if edge == "end" else bounds[:1] if edge else bounds
@@ -813,8 +812,23 @@ def _calendar_period(value: object, ctx: Context) -> Derivation | None:
             elif exclusive and edge != "start":
                 allowed = (*allowed, bounds[-1] + relativedelta(days=1))  # "before": the day after the period
             if day in allowed:
-                return index, f"{m[0].strip()} from {today.isoformat()} -> {day.isoformat()}"
+                return index, f"{words.strip()} from {today.isoformat()} -> {day.isoformat()}"
     return None
+
+
+_OFFSET_WORDS = {-1: "last", 0: "this", 1: "next"}
+
+
+def _foreign_periods(ctx: Context) -> Iterable[tuple[int, str, str, None, str]]:
+    """Last, this or next week, month or year said in another common language ("el mes pasado",
+    "先月"; ``lexicon.relative_periods``), as the English phrases are read."""
+    phrases = relative_periods()
+    for index, text in reversed(ctx.said):
+        lowered = text[:_READ].lower().replace("’", "'")
+        for phrase, (offset, unit) in phrases.items():
+            at = lowered.find(phrase)
+            if at >= 0 and (unspaced(phrase) or (not lowered[at - 1 : at].isalpha() and not lowered[at + len(phrase) : at + len(phrase) + 1].isalpha())):
+                yield index, phrase, _OFFSET_WORDS[offset], None, unit
 
 
 def _exclusive_end(ctx: Context) -> bool:

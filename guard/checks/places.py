@@ -21,13 +21,15 @@ from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
+from guard.lexicon import UNSPACED_SCRIPT
+
 __all__ = ["city_ids", "country_of", "country_said", "named_otherwise", "warm"]
 
 #: Texts read per message, and the longest run of an unspaced script read whole.
 _READ = 1_000
-#: Scripts written without spaces between words (Chinese, Japanese, Korean hangul in compounds,
-#: Thai): a city's name is any run of 2-8 of their characters inside a longer one.
-_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u0e00-\u0e7f\uf900-\ufaff]{2,}")
+#: A run of a script written without spaces between words (``lexicon.UNSPACED_SCRIPT``: Chinese,
+#: Japanese, Korean): a city's name is any run of 2-8 of its characters inside a longer one.
+_UNSPACED = re.compile(f"[{UNSPACED_SCRIPT}]{{2,}}")
 #: What separates words in the spaced scripts (Latin, Cyrillic, Devanagari...): spaces and
 #: punctuation, never a vowel sign (Devanagari's are not letters to ``\w``).
 _BETWEEN = re.compile(r"[\s,.;:!?¿¡()\[\]{}\"“”‘’'«»、。，！？「」『』/\\|-]+")

@@ -1123,3 +1123,20 @@ def test_the_midnight_after_a_day_named_in_another_language():
     # Everyday negatives: the midnight after another day; a start is no window's end
     assert derive("2025-11-09T00:00:00+01:00", "time_max", said, today=date(2025, 11, 5)) is None
     assert derive("2025-11-08T00:00:00+01:00", "time_min", said, today=date(2025, 11, 5)) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "param", "text", "derived"),
+    [
+        ("2025-02-01", "since", "quiero volver a pedir las cápsulas que compré el mes pasado", True),
+        ("2025-02-28", "until", "quiero volver a pedir las cápsulas que compré el mes pasado", True),
+        ("2025-03-01", "start_date", "先月じゃなくて今月の支出を見せて", True),
+        ("2025-01-01", "start", "commandes de l'année dernière", False),  # 2024's, not 2025's
+        # everyday negatives: another month, a phrase inside a longer word, a month nobody placed
+        ("2025-01-01", "since", "quiero volver a pedir las cápsulas que compré el mes pasado", False),
+        ("2025-03-01", "since", "la mesa pasada de moda", False),
+        ("2025-02-01", "since", "compré café el martes", False),
+    ],
+)
+def test_last_this_or_next_period_in_another_language(value, param, text, derived):
+    assert (derive(value, param, [(0, text)], today=date(2025, 3, 11)) is not None) is derived
