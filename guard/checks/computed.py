@@ -45,7 +45,7 @@ def _number(value: object) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, str) and re.fullmatch(r"\s*-?\d{1,12}(?:\.\d{1,6})?\s*", value):
-        value = float(value)
+        value = float(value.strip())  # float() refuses some of what \s reads as space ("0\x1f")
     return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
 
 

@@ -84,3 +84,10 @@ def test_a_returned_day_moved_by_days_the_user_said() -> None:
     assert shifted_result_time("2024-05-22", said, reservation) is None
     assert shifted_result_time("2024-05-21", [(1, "push the flight back by 3 hours")], reservation) is None
     assert shifted_result_time("2024-05-21", [(1, "what time is my flight?")], reservation) is None
+
+
+def test_a_number_with_a_control_character_as_its_space_is_read_not_raised() -> None:
+    # found by the random-arguments test: \s reads "\x1f" as space, float() refused it
+    from guard.checks.computed import _number
+
+    assert _number("0\x1f") == 0.0 and _number(" 12.5\t") == 12.5 and _number("12a") is None
