@@ -317,7 +317,7 @@ _DAY_BOUNDARIES = (time(0), time(23, 59), time(23, 59, 59))
 _WEEKDAYS = WEEKDAYS
 _NAMED_DAYS = {
     -2: r"(?:the )?day before yesterday",
-    -1: r"(?<!before )yesterd?a?y|yday|last night",  # "yday" as people type it
+    -1: r"(?<!before )yesterd?a?y|yday|last ni(?:gh)?te?",  # "yday", "last nite" as people type them
     0: r"(?<!leave )(?<!leaving )(?<!excluding )(?<!exclude )(?<!without )(?<!not including )(?<!except )(?<!except for )today(?! out)"
        r"|tonight|this (?:morning|afternoon|evening)",  # not "leave today out": a range that ends yesterday
     1: r"(?<!after )(?:tom+or+ow|tmrw|tmr|2morrow)",  # "tomorrow", and as people type it: "tomorow", "tommorow", "tmrw"

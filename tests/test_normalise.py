@@ -376,3 +376,9 @@ def test_a_count_of_dozens_or_hundreds_is_the_number_it_makes(text, value):
 @pytest.mark.parametrize("text", ["room 12, dozens of people", "12 hundredths", "a dozen roses and 3 tulips"])
 def test_everyday_numbers_beside_dozen_words_are_not_multiplied(text):
     assert 36 not in numbers_in(text) and 1200 not in numbers_in(text)
+
+
+def test_last_nite_as_people_type_it_is_yesterday():
+    assert mentions_datetime("2024-01-15", "yo who won the lakers game last nite", datetime(2024, 1, 16, 9))
+    assert not mentions_datetime("2024-01-15", "yo who won the lakers game tonite", datetime(2024, 1, 16, 9))
+    assert not mentions_datetime("2024-01-15", "the last knight of the round table", datetime(2024, 1, 16, 9))

@@ -1466,6 +1466,54 @@ def _none_of(value: object, ctx: Context) -> Derivation | None:
 _NONE_OF = re.compile(r"\b(?:non ?|no |without |zero )([a-z]{4,})\b")
 
 
+def _of_a_named_country(value: object, ctx: Context) -> Derivation | None:
+    """``base: "JPY"`` from "Japan's currency", ``city: "Canberra"`` from "the capital of
+    Australia", ``target_language: "pt"`` from "the official language of Brazil": the currency,
+    the capital or a language of a country the user named, when they asked for one of those
+    (GeoNames' country table, ``places.country_facts``)."""
+    if not isinstance(value, str) or not 2 <= len(value.strip()) <= 60:
+        return None
+    said = " ".join(text[:_READ] for _, text in ctx.normalised[-_MAX_SPANS:])
+    asked = {kind for kind, words in _COUNTRY_FACT_WORDS.items() if any(f" {w}" in said for w in words)}
+    if not asked:
+        return None
+    text = value.strip()
+    wanted = normalise_text(text)
+    language = _language_of(text) if "language" in asked else None
+    for code, (capital, currency, languages) in _countries_with_facts():
+        hit = ("capital" in asked and capital and normalise_text(capital) == wanted) or (
+            "currency" in asked and currency == text.upper() and len(text) == 3) or (
+            language is not None and language in languages)
+        if hit and (found := _country_said(_country_forms(code), ctx)) is not None:
+            return found[0], f"{found[1]} -> {value}"
+    return None
+
+
+#: What a user says to ask for a country's capital, currency or language.
+_COUNTRY_FACT_WORDS = {"capital": ("capital",), "currency": ("currency", "currencies", "money"),
+                       "language": ("language", "languages", "speak", "spoken")}
+
+
+def _language_of(value: str) -> str | None:
+    """The ISO 639 code a value gives a language by: itself ("pt", "pt-BR") or its English name
+    ("Portuguese"; CLDR's)."""
+    if re.fullmatch(r"[a-z]{2,3}(?:[-_][A-Za-z]{2,4})?", value):
+        return re.split(r"[-_]", value)[0]
+    return _english_language_names().get(value.strip().lower())
+
+
+@lru_cache(maxsize=1)
+def _english_language_names() -> dict[str, str]:
+    from babel import Locale
+
+    return {name.lower(): code for code, name in Locale("en").languages.items() if "_" not in code}
+
+
+@lru_cache(maxsize=1)
+def _countries_with_facts() -> tuple[tuple[str, tuple[str, str, tuple[str, ...]]], ...]:
+    return tuple((code, places.country_facts(code)) for code in sorted(places._countries()))
+
+
 def _said_by_initials(name: str, ctx: Context) -> int | None:
     """Where the user wrote a name of two to four capitalised words by its initials, in capitals
     ("SF" for San Francisco, "LA" for Los Angeles, "NYC" for New York City, and for New York: a
@@ -1659,6 +1707,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _place_with_country,
     _city_named_otherwise,
     _none_of,
+    _of_a_named_country,
     _initials_expanded,
     _site_root,
     _place_before_name,

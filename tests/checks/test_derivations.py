@@ -1140,3 +1140,39 @@ def test_the_midnight_after_a_day_named_in_another_language():
 )
 def test_last_this_or_next_period_in_another_language(value, param, text, derived):
     assert (derive(value, param, [(0, text)], today=date(2025, 3, 11)) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "param", "text", "derived"),
+    [
+        ("JPY", "base", "exchange rate from Japan's currency to the Swiss currency?", True),
+        ("CHF", "quote", "exchange rate from Japan's currency to the Swiss currency?", True),
+        ("Canberra", "city", "what's the weather like in the capital of Australia right now?", True),
+        ("pt", "target_language", "translate 'good morning' into the official language of Brazil", True),
+        ("fr", "target_language", "put it in a language they speak in Switzerland", True),
+        # everyday negatives: another city, a currency nobody asked for, a language not Brazil's, no ask at all
+        ("Sydney", "city", "what's the weather like in the capital of Australia right now?", False),
+        ("EUR", "base", "exchange rate from Japan's currency to the Swiss currency?", False),
+        ("es", "target_language", "translate 'good morning' into the official language of Brazil", False),
+        ("AUD", "currency", "flights to Australia under 500", False),
+        ("Canberra", "city", "flights to Australia under 500", False),
+    ],
+)
+def test_the_capital_currency_or_language_of_a_named_country(value, param, text, derived):
+    assert (derive(value, param, [(0, text)]) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "derived"),
+    [
+        (47.75, "today I spent 12.50 on lunch, 4.25 on coffee and 31 on groceries. log the total as one food expense", True),
+        (32, "request half of the $64 for the concert tickets from Jake", True),
+        (1250, "add them up: 400 for rent share, 600 deposit and 250 cleaning", True),
+        # everyday negatives: no total asked for, a total off by one term, a date's parts are no terms
+        (47.75, "today I spent 12.50 on lunch, 4.25 on coffee and 31 on groceries. log the lunch", False),
+        (16.75, "today I spent 12.50 on lunch, 4.25 on coffee and 31 on groceries. log the total", False),
+        (2039, "what's the total for 2024-10-05?", False),
+    ],
+)
+def test_a_total_the_user_asked_for_and_a_share_of_an_amount(value, text, derived):
+    assert (derive(value, "amount", [(0, text)]) is not None) is derived

@@ -610,3 +610,14 @@ def test_a_hostile_formula_value_is_refused_in_bounded_time() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.strip() == "[False, False, False, True]"
+
+
+@pytest.mark.parametrize(("value", "said", "level"), [
+    ("NYC", "flights from new york to tokyo on march 3", "derivable"),
+    ("TYO", "flights from new york to tokyo on march 3", "derivable"),
+    # everyday negatives: initials of words nobody said, a C-code of another city
+    ("LAC", "flights from new york to tokyo on march 3", "ordinary"),
+    ("SFC", "flights from new york to tokyo on march 3", "ordinary"),
+])
+def test_a_citys_code_from_its_initials_and_a_c(value, said, level):
+    assert risk_of("origin", [{"type": "string"}], value, said).level == level
