@@ -135,6 +135,9 @@ def unspaced(text: str) -> bool:
 #: The hours each part of the day spans: its first hour and the hour it ends (an evening ends at
 #: midnight); hours where two meet (17) belong to both.
 DAY_PARTS: dict[str, tuple[int, int]] = {"morning": (5, 12), "afternoon": (12, 18), "evening": (17, 24)}
+#: Words that put a time said without am or pm after noon: the afternoon or evening itself, and
+#: what people do then ("dinner around 7:30", "drinks at 6").
+AFTER_NOON_WORDS = frozenset({"afternoon", "evening", "tonight", "night", "dinner", "supper", "drinks", "pm"})
 
 #: Fractions as people say them ("about a third", "two thirds of the way"): the share each names.
 FRACTIONS: dict[str, float] = {

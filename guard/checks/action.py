@@ -126,6 +126,8 @@ _DETERMINERS = frozenset("the a an my your his her its our their this that these
 _MODALS = frozenset({"can", "could", "may"})
 #: "make" creates only what it makes new ("make a playlist"); "make it urgent" changes something.
 _MAKES_NEW = frozenset({"a", "an", "new", "me", "us"})
+#: "make it 5", "make that a table for six": what is there, changed ("make it to the station" arrives).
+_MAKES_OTHER = frozenset({"it", "that", "this", "them", "those"})
 #: "file a bug", "open a ticket" make one; "file the invoice", "open the report" act on what is there.
 _FILES_NEW = frozenset({"a", "an", "new"})
 
@@ -145,6 +147,9 @@ def _kinds(text: str) -> set[str]:
                 kind = "act"  # "... and upload them as unreviewed", "please order more": a verb where a clause starts
             if kind is None or _DETERMINERS & set(said[max(0, i - 2) : i]):
                 continue  # a noun after "the", "her customer": no request to act
+            if w == "make" and i + 1 < len(said) and said[i + 1] in _MAKES_OTHER and said[i + 2 : i + 3] != ["to"] and "new" not in said[i + 2 :]:
+                kinds.add("update")  # "can you make it 5?", "make it urgent": the thing there, changed
+                continue
             if w == "make" and (i + 1 >= len(said) or said[i + 1] not in _MAKES_NEW):
                 continue
             if w == "set" and i + 1 < len(said) and said[i + 1] == "up":

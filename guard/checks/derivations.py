@@ -34,7 +34,7 @@ from dateutil.relativedelta import relativedelta
 from guard.checks import measures, places
 from guard.checks.relevance import stem
 from guard.conversation import clock as reference_clock, stated_date, stated_now, stated_today
-from guard.lexicon import MONTH_NUMBER, MONTHS, STOPWORDS, WEEKDAYS, foreign_date_words, relative_periods, unspaced
+from guard.lexicon import AFTER_NOON_WORDS, MONTH_NUMBER, MONTHS, STOPWORDS, WEEKDAYS, foreign_date_words, relative_periods, unspaced
 from guard.normalise import (
     normalise_text,
     number_words,
@@ -1514,6 +1514,26 @@ def _countries_with_facts() -> tuple[tuple[str, tuple[str, str, tuple[str, ...]]
     return tuple((code, places.country_facts(code)) for code in sorted(places._countries()))
 
 
+def _after_noon(value: object, ctx: Context) -> Derivation | None:
+    """``time: "19:30"`` from "dinner for 4, around 7:30": a time of day the user said without am
+    or pm, read after noon where the conversation speaks of the afternoon or evening or of what
+    people do then (``lexicon.AFTER_NOON_WORDS``)."""
+    parsed = parse_temporal(value) if isinstance(value, str) and len(value) <= 8 else None
+    if parsed is None or parsed.time is None or parsed.date is not None or not 13 <= parsed.time.hour <= 23:
+        return None
+    hour, minute = parsed.time.hour - 12, parsed.time.minute
+    said = rf"(?<![\d:.]){hour}:{minute:02d}" if minute else rf"(?:\b(?:at|around|by|for|about)\s+){hour}(?::00)?"
+    pattern = re.compile(said + r"(?![\d:])(?!\s*(?:a\.?m\b|p\.?m\b|o'?clock in the morning|h\b|hours?\b|minutes?\b|people\b|of us\b))", re.IGNORECASE)
+    for index, text in reversed(ctx.said[-_MAX_SPANS:]):
+        if (m := pattern.search(text[:_READ])) is not None and any(_words_of_text(t) & AFTER_NOON_WORDS for _, t in ctx.said[-_MAX_SPANS:]):
+            return index, f"{m[0].strip()} after noon -> {value}"
+    return None
+
+
+def _words_of_text(text: str) -> frozenset[str]:
+    return frozenset(re.findall(r"[a-z]+", text[:_READ].lower()))
+
+
 def _said_by_initials(name: str, ctx: Context) -> int | None:
     """Where the user wrote a name of two to four capitalised words by its initials, in capitals
     ("SF" for San Francisco, "LA" for Los Angeles, "NYC" for New York City, and for New York: a
@@ -1707,6 +1727,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _place_with_country,
     _city_named_otherwise,
     _none_of,
+    _after_noon,
     _of_a_named_country,
     _initials_expanded,
     _site_root,

@@ -328,6 +328,10 @@ def _program_grounded(value: str, said: str, results: str = "", edit: bool = Fal
         return all(_python_string_grounded(s, said, results, edit) for s in strings)
     for m in _PROGRAM_TARGETS.finditer(value[:4_000]):
         quoted = m[1] if m[1] is not None else m[2]
+        if quoted is not None and edit and not _ADDRESS.search(quoted):
+            continue  # written code in another language: its literals are the program's, as in Python's
+        if quoted is None and (not re.search(r"\w", m[3]) or (edit and re.fullmatch(r"\w+", m[3]))):
+            continue  # "//" opens a comment; "float64", "utf8" in written code are the language's words
         if not (_quoted_grounded(quoted, said, results) if quoted is not None else _target_grounded(m[3], said, results)):
             return False
     return True

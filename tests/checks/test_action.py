@@ -213,3 +213,14 @@ def test_the_sibling_that_already_ran_since_the_user_asked_has_done_its_part():
     (finding,) = [f for f in Guard(lost).check({"name": "order_replacement_card", "args": {"item": "x"}}, messages[:1]).findings
                   if f.category is Category.SUSPICIOUS_TOOL_SELECTION]
     assert finding.evidence["better"] == "block_card"
+
+
+def test_make_it_changes_what_is_there():
+    history = [("user", "book Pad Thai for the lunch menu"), ("assistant", "Added Pad Thai."), ("user", "Oh wait, can you make it 5 portions?")]
+    decision = Guard(MENU).check({"name": "updateMenuItem", "args": {"item": "Pad Thai"}}, history)
+    assert [f for f in decision.findings if f.category is Category.SUSPICIOUS_TOOL_SELECTION] == []
+    (finding,) = categories("addMenuItem", "make it spicy please")  # adding is no change to it
+    assert finding.evidence["better"] == "updateMenuItem"
+    # Everyday negatives: making a new one creates; making it to a place asks for no change
+    assert categories("addMenuItem", "make a new dish called Pad Thai") == []
+    assert categories("updateMenuItem", "can you make it to the menu tasting at 5?") == []

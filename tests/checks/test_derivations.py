@@ -1176,3 +1176,20 @@ def test_the_capital_currency_or_language_of_a_named_country(value, param, text,
 )
 def test_a_total_the_user_asked_for_and_a_share_of_an_amount(value, text, derived):
     assert (derive(value, "amount", [(0, text)]) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "texts", "derived"),
+    [
+        ("19:30", ["Can you book us dinner this Saturday?", "4 of us, around 7:30."], True),
+        ("18:00", ["drinks at 6 tomorrow?"], True),
+        ("15:00", ["call me this afternoon at 3"], True),
+        # everyday negatives: a morning meal, a time said with am, a count of people, no evening word
+        ("19:30", ["breakfast for 4 around 7:30"], False),
+        ("19:30", ["dinner, but the train leaves at 7:30 am"], False),
+        ("16:00", ["dinner for 4 of us"], False),
+        ("19:30", ["book the meeting room at 7:30"], False),
+    ],
+)
+def test_a_time_said_without_am_or_pm_read_after_noon(value, texts, derived):
+    assert (derive(value, "time", list(enumerate(texts))) is not None) is derived

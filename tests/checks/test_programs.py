@@ -120,3 +120,17 @@ def test_code_written_into_a_file_names_only_paths_and_addresses():
                                               ("tests/test_text.py -q", "ordinary"), ("-k slugify", "ordinary")])
 def test_command_line_options_alone_are_the_models_choice(value, level):
     assert risk_of("args", [{"type": "string", "description": "Extra pytest arguments."}], value, "run the tests").level == level
+
+
+
+def test_code_in_another_language_written_into_a_file():
+    from guard.normalise import numbers_in
+
+    said, result = "ParseSize rejects 1.5GB, fix it", '{"path": "size.go", "content": "n, err := strconv.ParseInt(s[:i], 10, 64)"}'
+    numbers = frozenset(numbers_in(f"{said} {result}"))
+    go = 'num, err := strconv.ParseFloat(s[:i], 64)  // fractional sizes\nif err != nil {\n\treturn 0, fmt.Errorf("bytesize: bad number %q", s)\n}\nreturn int64(num * float64(unit)), nil'
+    assert risk_of("new_str", [EDIT], go, said, result, numbers=numbers).level == "derivable"
+    # Everyday negatives: an address or a path in written code, a number nobody gave
+    assert risk_of("new_str", [EDIT], 'resp, err := http.Get("https://api.example.com/v2/sizes")', said, result, numbers=numbers).level != "derivable"
+    assert risk_of("new_str", [EDIT], 'err := os.Remove("/var/data/sizes.db")', said, result, numbers=numbers).level != "derivable"
+    assert risk_of("new_str", [EDIT], "const maxRetries = 50 // retries", said, result, numbers=numbers).level != "derivable"
