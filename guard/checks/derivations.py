@@ -1511,7 +1511,7 @@ def _english_language_names() -> dict[str, str]:
 
 @lru_cache(maxsize=1)
 def _countries_with_facts() -> tuple[tuple[str, tuple[str, str, tuple[str, ...]]], ...]:
-    return tuple((code, places.country_facts(code)) for code in sorted(places._countries()))
+    return tuple((code, places.country_facts(code)) for code in places.country_codes())
 
 
 def _after_noon(value: object, ctx: Context) -> Derivation | None:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from guard.lexicon import UNSPACED_SCRIPT
 
-__all__ = ["city_ids", "country_facts", "country_of", "country_said", "named_otherwise", "warm"]
+__all__ = ["city_ids", "country_codes", "country_facts", "country_of", "country_said", "named_otherwise", "warm"]
 
 #: Texts read per message, and the longest run of an unspaced script read whole.
 _READ = 1_000
@@ -42,6 +42,8 @@ _LOADING = threading.Lock()
 
 
 def _index() -> tuple[str, array.array, array.array, tuple[str, ...], frozenset[str]]:
+    if _built.cache_info().currsize:
+        return _built()  # built: no lock to take
     with _LOADING:  # LangGraph runs a turn's calls in threads: the index is built once
         return _built()
 
@@ -164,6 +166,11 @@ def _countries() -> dict[str, tuple[str, str, tuple[str, ...]]]:
         str(c.get("iso") or ""): (str(c.get("capital") or ""), str(c.get("currencycode") or ""), official(str(c.get("iso") or "")))
         for c in data.values()
     }
+
+
+def country_codes() -> tuple[str, ...]:
+    """The ISO 3166-1 alpha-2 codes of the countries GeoNames knows, sorted."""
+    return tuple(sorted(_countries()))
 
 
 def country_facts(code: str) -> tuple[str, str, tuple[str, ...]]:
