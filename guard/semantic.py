@@ -1213,11 +1213,12 @@ def _keyed_by_a_result(ctx: Any) -> bool:
 
 
 def _keyed_by(ctx: Any, text: str, people: bool) -> bool:
+    """Whether every argument is written word for word in ``text``, one of them an identifier (or,
+    with ``people``, a name for a tool that looks up people)."""
     values = [v for v in (ctx.args or {}).values() if v not in (None, "", [])] if isinstance(ctx.args, dict) else []
     if not text or not values or not all(isinstance(v, str) and 0 < len(v) <= 80 for v in values):
         return False
-    said = text
-    found = [v for v in values if re.search(rf"(?<!\w){re.escape(v)}(?!\w)", said)]
+    found = [v for v in values if re.search(rf"(?<!\w){re.escape(v)}(?!\w)", text)]
     if len(found) != len(values):
         return False
     people = people and ctx.spec is not None and bool(_nouns(ctx.spec) & _people_nouns())

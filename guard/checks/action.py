@@ -49,7 +49,8 @@ _KINDS["act"] = _stems(" ".join(sorted(TOOL_VERBS["act"] - NOUN_LIKE_VERBS)))
 _NOUN_LIKE_ACTS = frozenset(TOOL_VERBS["act"] & NOUN_LIKE_VERBS)
 _BEFORE_A_VERB = frozenset({"and", "then", "please", "also", "pls", "plz", "yes", "yep", "yeah", "ok", "okay", "sure"})
 #: Words that say a request reads without a verb of its own ("what is", "how many").
-_QUESTIONS = _stems("what which how when where whether tell")
+_QUESTION_WORDS = "what which how when where whether tell"
+_QUESTIONS = _stems(_QUESTION_WORDS)
 _CHANGES = ("create", "update", "delete")
 _WORD = re.compile(r"[a-z]+")
 
@@ -166,7 +167,7 @@ def _kinds(text: str) -> set[str]:
 
 _CLAUSE = re.compile(r"[,;:.!?()\n]+")
 #: A question: a question mark, or a question word where a clause starts.
-_QUESTION = re.compile(r"\?|(?:^|[,;:.!\n])\W*(?:(?:and|so|also|but|then|ok|okay|now)\s+)?(?:what|which|how|when|where|whether|tell)\b", re.IGNORECASE)
+_QUESTION = re.compile(r"\?|(?:^|[,;:.!\n])\W*(?:(?:and|so|also|but|then|ok|okay|now)\s+)?(?:" + _QUESTION_WORDS.replace(" ", "|") + r")\b", re.IGNORECASE)
 
 
 def _asked(ctx: CheckContext) -> set[str]:

@@ -822,13 +822,19 @@ _OFFSET_WORDS = {-1: "last", 0: "this", 1: "next"}
 def _foreign_periods(ctx: Context) -> Iterable[tuple[int, str, str, None, str]]:
     """Last, this or next week, month or year said in another common language ("el mes pasado",
     "先月"; ``lexicon.relative_periods``), as the English phrases are read."""
-    phrases = relative_periods()
+    phrases, pattern = relative_periods(), _foreign_period_pattern()
     for index, text in reversed(ctx.said):
-        lowered = text[:_READ].lower().replace("’", "'")
-        for phrase, (offset, unit) in phrases.items():
-            at = lowered.find(phrase)
-            if at >= 0 and (unspaced(phrase) or (not lowered[at - 1 : at].isalpha() and not lowered[at + len(phrase) : at + len(phrase) + 1].isalpha())):
-                yield index, phrase, _OFFSET_WORDS[offset], None, unit
+        for m in itertools.islice(pattern.finditer(text[:_READ].lower().replace("’", "'")), _MAX_SPANS):
+            offset, unit = phrases[m[0]]
+            yield index, m[0], _OFFSET_WORDS[offset], None, unit
+
+
+@lru_cache(maxsize=1)
+def _foreign_period_pattern() -> re.Pattern[str]:
+    """Every phrase of ``lexicon.relative_periods`` in one pattern, longest first; a phrase of a
+    spaced script as whole words ("la mesa pasada" holds no "mes pasado")."""
+    phrases = sorted(relative_periods(), key=len, reverse=True)
+    return re.compile("|".join(re.escape(p) if unspaced(p) else rf"(?<![^\W\d_]){re.escape(p)}(?![^\W\d_])" for p in phrases))
 
 
 def _exclusive_end(ctx: Context) -> bool:
@@ -1478,13 +1484,16 @@ def _of_a_named_country(value: object, ctx: Context) -> Derivation | None:
     if not asked:
         return None
     text = value.strip()
-    wanted = normalise_text(text)
-    language = _language_of(text) if "language" in asked else None
-    for code, (capital, currency, languages) in _countries_with_facts():
-        hit = ("capital" in asked and capital and normalise_text(capital) == wanted) or (
-            "currency" in asked and currency == text.upper() and len(text) == 3) or (
-            language is not None and language in languages)
-        if hit and (found := _country_said(_country_forms(code), ctx)) is not None:
+    capitals, currencies, languages = _country_facts_index()
+    codes: set[str] = set()
+    if "capital" in asked:
+        codes |= capitals.get(normalise_text(text), set())
+    if "currency" in asked and len(text) == 3:
+        codes |= currencies.get(text.upper(), set())
+    if "language" in asked and (language := _language_of(text)) is not None:
+        codes |= languages.get(language, set())
+    for code in sorted(codes):
+        if (found := _country_said(_country_forms(code), ctx)) is not None:
             return found[0], f"{found[1]} -> {value}"
     return None
 
@@ -1510,8 +1519,20 @@ def _english_language_names() -> dict[str, str]:
 
 
 @lru_cache(maxsize=1)
-def _countries_with_facts() -> tuple[tuple[str, tuple[str, str, tuple[str, ...]]], ...]:
-    return tuple((code, places.country_facts(code)) for code in places.country_codes())
+def _country_facts_index() -> tuple[dict[str, set[str]], dict[str, set[str]], dict[str, set[str]]]:
+    """Capital (normalised), currency code and official language -> the countries that have it."""
+    capitals: dict[str, set[str]] = {}
+    currencies: dict[str, set[str]] = {}
+    languages: dict[str, set[str]] = {}
+    for code in places.country_codes():
+        capital, currency, spoken = places.country_facts(code)
+        if capital:
+            capitals.setdefault(normalise_text(capital), set()).add(code)
+        if currency:
+            currencies.setdefault(currency, set()).add(code)
+        for language in spoken:
+            languages.setdefault(language, set()).add(code)
+    return capitals, currencies, languages
 
 
 def _after_noon(value: object, ctx: Context) -> Derivation | None:
@@ -1524,14 +1545,12 @@ def _after_noon(value: object, ctx: Context) -> Derivation | None:
     hour, minute = parsed.time.hour - 12, parsed.time.minute
     said = rf"(?<![\d:.]){hour}:{minute:02d}" if minute else rf"(?:\b(?:at|around|by|for|about)\s+){hour}(?::00)?"
     pattern = re.compile(said + r"(?![\d:])(?!\s*(?:a\.?m\b|p\.?m\b|o'?clock in the morning|h\b|hours?\b|minutes?\b|people\b|of us\b))", re.IGNORECASE)
+    if not any(AFTER_NOON_WORDS.intersection(text.split()) for _, text in ctx.normalised[-_MAX_SPANS:]):
+        return None
     for index, text in reversed(ctx.said[-_MAX_SPANS:]):
-        if (m := pattern.search(text[:_READ])) is not None and any(_words_of_text(t) & AFTER_NOON_WORDS for _, t in ctx.said[-_MAX_SPANS:]):
+        if (m := pattern.search(text[:_READ])) is not None:
             return index, f"{m[0].strip()} after noon -> {value}"
     return None
-
-
-def _words_of_text(text: str) -> frozenset[str]:
-    return frozenset(re.findall(r"[a-z]+", text[:_READ].lower()))
 
 
 def _said_by_initials(name: str, ctx: Context) -> int | None:

@@ -16,6 +16,7 @@ import ast
 import re
 import textwrap
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 __all__ = ["Part", "StringPart", "added_lines", "python_strings"]
@@ -48,7 +49,8 @@ class StringPart:
     part: Part
 
 
-def python_strings(code: str) -> list[StringPart] | None:
+@lru_cache(maxsize=256)  # a value is read by the program rule and by the code-shape rule: parsed once
+def python_strings(code: str) -> tuple[StringPart, ...] | None:
     """The string constants of a Python program and the part each plays, or None when the text is
     no Python program with a call or an assignment in it (prose, a fragment that does not parse,
     a program longer than ``MAX_PROGRAM``).
@@ -82,7 +84,7 @@ def python_strings(code: str) -> list[StringPart] | None:
             out.append(StringPart(node.attr, "name"))
         elif isinstance(node, ast.Name) and _NUMBERED.search(node.id) and node.id not in defined:
             out.append(StringPart(node.id, "name"))
-    return out
+    return tuple(out)
 
 
 #: A unified diff's header or hunk line: the added lines are the program.
