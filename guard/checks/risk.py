@@ -24,7 +24,7 @@ from typing import Any, Literal
 from guard.checks.measures import in_order
 from guard.checks.programs import StringPart, added_lines, python_strings
 from guard.checks.relevance import stem
-from guard.lexicon import DAY_PARTS, STOPWORDS
+from guard.lexicon import DAY_PARTS, GRAMMAR_WORDS, STOPWORDS
 from guard.normalise import normalise_text, number_key, parse_temporal
 from guard.registry import name_words
 
@@ -436,8 +436,9 @@ def _abbreviates(value: str, said: str, results: str = "") -> bool:
         n = len(code)
         if any("".join(w[0] for w in words[i : i + n]) == code for i in range(len(words) - n + 1) if words[i][0] == code[0]):
             return True
-        if code.endswith("c") and n >= 3 and any(  # "NYC" for "new york": a city's initials with its C
-            "".join(w[0] for w in words[i : i + n - 1]) == code[:-1] for i in range(len(words) - n + 2) if words[i][0] == code[0]
+        if code.endswith("c") and n >= 3 and any(  # "NYC" for "new york": a city's initials with its C ("a big" is no city)
+            "".join(w[0] for w in words[i : i + n - 1]) == code[:-1] and not GRAMMAR_WORDS.intersection(words[i : i + n - 1])
+            for i in range(len(words) - n + 2) if words[i][0] == code[0]
         ):
             return True
     return False

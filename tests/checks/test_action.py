@@ -213,6 +213,14 @@ def test_the_sibling_that_already_ran_since_the_user_asked_has_done_its_part():
     (finding,) = [f for f in Guard(lost).check({"name": "order_replacement_card", "args": {"item": "x"}}, messages[:1]).findings
                   if f.category is Category.SUSPICIOUS_TOOL_SELECTION]
     assert finding.evidence["better"] == "block_card"
+    # nor when the sibling ran before the user spoke again, or another tool ran since
+    earlier = [*messages[1:], ("user", "Please block it and send the new card with standard shipping.")]
+    assert [f for f in Guard(lost).check({"name": "order_replacement_card", "args": {"item": "x"}}, earlier).findings
+            if f.category is Category.SUSPICIOUS_TOOL_SELECTION]
+    other = [messages[0], {"role": "assistant", "content": "", "tool_calls": [{"name": "get_card", "args": {"item": "x"}, "id": "c4"}]},
+             {"role": "tool", "tool_call_id": "c4", "name": "get_card", "content": '{"status": "active"}'}]
+    assert [f for f in Guard(lost).check({"name": "order_replacement_card", "args": {"item": "x"}, "id": "c5"}, other).findings
+            if f.category is Category.SUSPICIOUS_TOOL_SELECTION]
 
 
 def test_make_it_changes_what_is_there():

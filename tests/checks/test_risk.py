@@ -618,6 +618,7 @@ def test_a_hostile_formula_value_is_refused_in_bounded_time() -> None:
     # everyday negatives: initials of words nobody said, a C-code of another city
     ("LAC", "flights from new york to tokyo on march 3", "ordinary"),
     ("SFC", "flights from new york to tokyo on march 3", "ordinary"),
+    ("ABC", "a big party tonight, find me a ride", "ordinary"),  # "a big" names no city
 ])
 def test_a_citys_code_from_its_initials_and_a_c(value, said, level):
     assert risk_of("origin", [{"type": "string"}], value, said).level == level
