@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from guard.lexicon import MONTH_NUMBER, MONTH_PATTERN, WEEKDAY_OR_SHORT_PATTERN, foreign_month_number
 from guard.models import ToolCall
+from guard.normalise import WORD
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -123,9 +124,10 @@ _YEAR_IN_TEXT = re.compile(
     r"\s+(\d{4})(?![\d/.-]?\d)(?![ \t]*[^\W\d_])",
     re.IGNORECASE,
 )
-#: A day, a month and a year with dots between, as Europe writes them: "11.03.2025" (with slashes
-#: the order is ambiguous, with dots it is not).
-_DOTTED_DATE = re.compile(r"(?<![\d.\w])(?<!version )(?<!release )(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\d.]\d)", re.IGNORECASE)
+#: A day, a month and a year with dots between, as Europe writes them: "11.03.2025", and with a
+#: space after each dot as Czech and Slovak do: "2. 6. 2025" (with slashes the order is ambiguous,
+#: with dots it is not).
+_DOTTED_DATE = re.compile(r"(?<![\d.\w])(?<!version )(?<!release )(\d{1,2})\. ?(\d{1,2})\. ?(\d{4})(?![\d.]\d)", re.IGNORECASE)
 
 #: The clock a replay runs on (``replay_clock``); None: the machine's.
 _REPLAY_NOW: ContextVar[datetime | None] = ContextVar("guard_replay_now", default=None)
@@ -187,7 +189,7 @@ def stated_date(text: str, year_only: bool = True) -> datetime | None:
 
 #: A day, a month's name and a year as the other common languages write them: "2 de junio de
 #: 2025", "14 juin 2025", "3. Juni 2025", "2 de junho de 2025" (month names: ``foreign_month_number``).
-_FOREIGN_DATE = re.compile(r"\b(\d{1,2})\.?\s+(?:de\s+)?([^\W\d_]{3,12})\.?,?\s+(?:de\s+)?(\d{4})\b")
+_FOREIGN_DATE = re.compile(rf"\b(\d{{1,2}})\.?\s+(?:de\s+)?({WORD})\.?,?\s+(?:de\s+)?(\d{{4}})\b")
 
 
 #: A date as Chinese, Japanese and Korean write it: "2025年11月5日", "2025년 12월 1일".
@@ -196,7 +198,7 @@ _CJK_DATE = re.compile(r"(\d{4})\s*[年년]\s*(\d{1,2})\s*[月월]\s*(\d{1,2})\s
 
 def _foreign_date(text: str) -> datetime | None:
     for m in _FOREIGN_DATE.finditer(text[:4_096]):
-        month = foreign_month_number().get(m.group(2).lower())
+        month = foreign_month_number().get(m.group(2).lower()) if len(m.group(2)) <= 20 else None
         if month is not None:
             try:
                 return datetime(int(m.group(3)), month, int(m.group(1)))

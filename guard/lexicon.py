@@ -8,6 +8,7 @@ its own kind.
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
 #: Per month (January first): its names, the full name first, then its abbreviations.
@@ -41,22 +42,27 @@ WEEKDAY_OR_SHORT_PATTERN = alternation(WEEKDAYS + WEEKDAY_ABBREVIATIONS)
 #: The languages a date written in words is read in (``guard.repairs``), English first. dateparser
 #: left to guess the language tries every locale it knows (~140): 15-80 ms for a text that is no
 #: date at all ("none"), and seconds for its first call; these are the languages most agents'
-#: users write dates in.
-DATE_LANGUAGES: tuple[str, ...] = ("en", "es", "fr", "de", "it", "pt", "nl", "ru", "zh", "ja", "ko", "ar", "hi", "tr", "pl")
+#: users write dates in (the first fifteen), then the next most written with assistants
+#: (Indonesian, Vietnamese, Thai, Ukrainian, Swedish, Czech, Greek, Hebrew, Persian).
+DATE_LANGUAGES: tuple[str, ...] = (
+    "en", "es", "fr", "de", "it", "pt", "nl", "ru", "zh", "ja", "ko", "ar", "hi", "tr", "pl",
+    "id", "vi", "th", "uk", "sv", "cs", "el", "he", "fa",
+)
 
 
 
 @lru_cache(maxsize=1)
 def foreign_month_number() -> dict[str, int]:
-    """Month names of the other common languages (``DATE_LANGUAGES`` but English, those of Latin
-    script: babel's CLDR tables, written and standing alone, lower-case: "junio", "juin", "märz",
-    "giugno", "czerwca"), for the date a system prompt states in its own language ("Hoy es lunes
-    2 de junio de 2025"). A table apart from ``MONTH_NUMBER``, whose English readers would take
-    "mars" or "mai" for a month; read at first use (babel loads its tables then)."""
+    """Month names of the other common languages (``DATE_LANGUAGES`` but English: babel's CLDR
+    tables, written and standing alone, lower-case: "junio", "juin", "märz", "czerwca", "июня",
+    "กรกฎาคม"), for the date a system prompt states in its own language ("Hoy es lunes 2 de junio
+    de 2025"). A table apart from ``MONTH_NUMBER``, whose English readers would take "mars" or
+    "mai" for a month; read at first use (babel loads its tables then). Names of one word only
+    (Chinese, Japanese and Korean write months by number: ``conversation._CJK_DATE``)."""
     names: dict[str, int] = {}
     for language in DATE_LANGUAGES[1:]:
         for name, number in _month_names(language).items():
-            if all(ch.isascii() or (ch.isalpha() and ord(ch) < 0x250) for ch in name):
+            if name.isalpha() or all(ch.isalpha() or unicodedata.category(ch).startswith("M") for ch in name):
                 names.setdefault(name, number)
     return names
 
@@ -95,6 +101,23 @@ def foreign_date_words() -> dict[str, frozenset[str]]:
 
 
 @lru_cache(maxsize=1)
+def relative_days() -> dict[str, dict[str, int]]:
+    """Per other common language, CLDR's words for the days either side of today, lowercased ->
+    the offset in days ("ngày mai": 1, "พรุ่งนี้": 1, "hier": -1): read as they are, for the
+    languages whose relative days dateparser does not know."""
+    from babel import Locale
+
+    out: dict[str, dict[str, int]] = {}
+    for language in DATE_LANGUAGES[1:]:
+        try:
+            relative = Locale(language)._data["date_fields"]["day"]["relative"]
+        except (KeyError, AttributeError, TypeError):
+            continue
+        out[language] = {phrase.lower().replace("’", "'"): offset for offset, phrase in relative.items() if offset != 0 and len(phrase) >= 2}
+    return out
+
+
+@lru_cache(maxsize=1)
 def relative_periods() -> dict[str, tuple[int, str]]:
     """The other common languages' words for last, this and next week, month and year (CLDR's
     relative date fields through babel: "el mes pasado", "ce mois-ci", "letzten Monat", "先月",
@@ -114,14 +137,17 @@ def relative_periods() -> dict[str, tuple[int, str]]:
     return out
 
 
-#: Chinese and Japanese characters (kana, Han) and Korean syllables: the scripts that write words
-#: without spaces around them ("東京から", "서울에서"), as one character class.
-UNSPACED_SCRIPT = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+#: Chinese and Japanese characters (kana, Han), Korean syllables and the scripts of Southeast Asia
+#: (Thai, Lao, Myanmar, Khmer): the scripts that write words without spaces around them
+#: ("東京から", "서울에서", "พรุ่งนี้ฝนตกไหม"), as one character class.
+UNSPACED_SCRIPT = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
 _UNSPACED = re.compile(f"[{UNSPACED_SCRIPT}]+")
 #: The common languages (``DATE_LANGUAGES``) that alone write in a script, most telling first:
-#: Hangul is Korean, kana Japanese, Han without kana Chinese, Devanagari Hindi.
+#: Hangul is Korean, kana Japanese, Han without kana Chinese, Devanagari Hindi, Thai and Hebrew
+#: their languages (Greek letters are also mathematics' symbols: "2π").
 SCRIPT_LANGUAGES: tuple[tuple[str, str], ...] = (
     ("korean", "\uac00-\ud7af"), ("japanese", "\u3040-\u30ff"), ("chinese", "\u4e00-\u9fff"), ("hindi", "\u0900-\u097f"),
+    ("thai", "\u0e00-\u0e7f"), ("hebrew", "\u0590-\u05ff"),
 )
 
 
@@ -144,6 +170,19 @@ FRACTIONS: dict[str, float] = {
     "half": 1 / 2, "a third": 1 / 3, "one third": 1 / 3, "two thirds": 2 / 3, "a quarter": 1 / 4, "one quarter": 1 / 4,
     "three quarters": 3 / 4, "a fifth": 1 / 5, "one fifth": 1 / 5, "a tenth": 1 / 10, "one tenth": 1 / 10,
 }
+
+#: The files every project of a kind has at its root, which an agent reads or runs to find its way
+#: around a repository without anyone naming them ("cat package.json", "pip install -r
+#: requirements.txt"): manifests, lock files, build files, the readme, the ignore list.
+PROJECT_FILES = frozenset(
+    """
+    package.json package-lock.json yarn.lock pnpm-lock.yaml tsconfig.json pyproject.toml setup.py setup.cfg
+    requirements.txt requirements-dev.txt poetry.lock Pipfile tox.ini pytest.ini conftest.py Cargo.toml Cargo.lock
+    go.mod go.sum pom.xml build.gradle settings.gradle Gemfile Gemfile.lock composer.json Makefile CMakeLists.txt
+    Dockerfile docker-compose.yml docker-compose.yaml README.md README.rst README LICENSE CHANGELOG.md
+    CONTRIBUTING.md .gitignore .editorconfig .env.example
+    """.split()
+)
 
 GRAMMAR_WORDS = frozenset("a an the to from of in on at for and or with by".split())
 #: Words too common in a parameter's name to say what a value is for ("level of fluency": "of").

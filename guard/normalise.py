@@ -23,8 +23,28 @@ from guard.lexicon import DAY_PARTS, MONTHS, WEEKDAY_OR_SHORT_PATTERN, WEEKDAY_S
 
 # --- text -------------------------------------------------------------------------------------
 
-#: Runs of digits or of letters: everything else (punctuation, space, "_") separates them.
-_TOKEN = re.compile(r"\d+|[^\W\d_]+")
+def _mark_ranges() -> str:
+    """The combining marks of the Basic Multilingual Plane (Unicode categories Mn, Mc, Me) as the
+    ranges of a character class."""
+    ranges: list[str] = []
+    first = None
+    for code in range(0x300, 0x10001):
+        mark = code < 0x10000 and unicodedata.category(chr(code)).startswith("M")
+        if mark and first is None:
+            first = code
+        elif not mark and first is not None:
+            ranges.append(f"{chr(first)}-{chr(code - 1)}")
+            first = None
+    return "".join(ranges)
+
+
+#: Combining marks: the vowel signs of Devanagari, Thai or Bengali belong to the word they sit in
+#: ("डॉलर", "พรุ่งนี้"), though Python's ``\w`` leaves them out.
+_MARKS = _mark_ranges()
+#: A word: a run of letters with the marks they carry (letters first, so each run splits one way).
+WORD = rf"[^\W\d_]+(?:[{_MARKS}]+[^\W\d_]*)*"
+#: Runs of digits or words: everything else (punctuation, space, "_") separates them.
+_TOKEN = re.compile(rf"\d+|{WORD}")
 
 
 #: A thousands separator: "50,000" is one number, not "50" and "000".

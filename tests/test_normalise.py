@@ -31,6 +31,16 @@ def test_digits_and_letters_are_split_so_written_variants_line_up():
     assert normalise_text("LH1007") == "lh 1007"
 
 
+def test_a_word_keeps_the_vowel_signs_it_carries():
+    # Devanagari, Thai and Bengali write vowels as combining marks inside the word
+    assert normalise_text("डॉलर मुंबई") == "डॉलर मुंबई"
+    assert normalise_text("พรุ่งนี้ เย็น") == "พรุ่งนี้ เย็น"
+    # everyday negatives: accents are composed first, marks never start a word, digits still split
+    assert normalise_text("Crème brûlée at 8pm") == "crème brûlée at 8 pm"
+    assert normalise_text("\u0301x") == "x"
+    assert normalise_text("मुंबई2024") == "मुंबई 2024"
+
+
 def test_text_of_only_punctuation_normalises_to_nothing():
     assert normalise_text("?!… --") == ""
 

@@ -34,8 +34,9 @@ from dateutil.relativedelta import relativedelta
 from guard.checks import measures, places
 from guard.checks.relevance import stem
 from guard.conversation import clock as reference_clock, stated_date, stated_now, stated_today
-from guard.lexicon import AFTER_NOON_WORDS, MONTH_NUMBER, MONTHS, STOPWORDS, WEEKDAYS, foreign_date_words, relative_periods, unspaced
+from guard.lexicon import AFTER_NOON_WORDS, MONTH_NUMBER, MONTHS, STOPWORDS, WEEKDAYS, foreign_date_words, relative_days, relative_periods, unspaced
 from guard.normalise import (
+    WORD,
     normalise_text,
     number_words,
     numbers_in,
@@ -691,16 +692,28 @@ def _foreign_days(text: str, base: datetime) -> tuple[tuple[str, datetime], ...]
 
     days: list[tuple[str, datetime]] = []
     lowered = text.lower().replace("’", "'")
-    words = set(re.findall(r"[^\W\d_]+(?:'[^\W\d_]+)?", lowered))
+    words = set(re.findall(rf"{WORD}(?:'{WORD})?", lowered))
     for language, vocabulary in foreign_date_words().items():  # one at a time: asked for several, dateparser settles on one
         if not any(w in words or (unspaced(w) and w in lowered) for w in vocabulary):
             continue  # no word of that language's days: nothing to read
         try:
             found = search_dates(text, languages=[language], settings={"RELATIVE_BASE": base, "PREFER_DATES_FROM": "future"}) or []
         except Exception:  # dateparser raises many types on odd input
-            continue
-        days += [(span, _at_hour(span, when)) for span, when in found if _names_a_day(span)]
+            found = []
+        read = [(span, _at_hour(span, when)) for span, when in found if _names_a_day(span)]
+        # the days either side of today as CLDR writes them, where dateparser does not know them ("ngày mai", "พรุ่งนี้")
+        read += [(phrase, base + timedelta(days=offset)) for phrase, offset in relative_days().get(language, {}).items()
+                 if not any(phrase in span.lower() for span, _ in read) and _holds_phrase(lowered, phrase)]
+        days += read
     return tuple(dict.fromkeys(days))
+
+
+def _holds_phrase(lowered: str, phrase: str) -> bool:
+    """Whether a lowercased text holds a phrase: inside a run of a script written without spaces,
+    as a word of its own elsewhere."""
+    if unspaced(phrase):
+        return phrase in lowered
+    return re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", lowered) is not None
 
 
 #: A clock hour after the word for "at" in the common languages, ending a span dateparser read
@@ -1127,7 +1140,11 @@ _DESCRIBED_MEANING = re.compile(
 #: A meaning that is the user's own thing ("the user's main calendar", "the current user"): said
 #: when the user says "my calendar" (or, for the user alone, "me", "I", "my").
 _USERS_OWN = re.compile(r"^(?:the )?(?:current |authenticated |signed in |logged in )?user(?: s)?(?: (?:own|main|default|primary))?((?: \w+)*)$")
-_DESCRIBED_DEFAULT = re.compile(r"""\bdefaults?(?:\s+value)?\s*(?:(?:is|to|of|:|=)\s*['"]?|['"])([^\s'",;)]+)""", re.IGNORECASE)  # "default 'primary'" too
+#: A default a description states: "default is 1.0", "defaults to 'primary'", "default: 5", and a
+#: default word ending the clause ("- default metric"; not "the default settings are used").
+_DESCRIBED_DEFAULT = re.compile(
+    r"""\bdefaults?(?:\s+value)?(?:(?:\s*(?:is|to|of|:|=)\s*['"]?|\s*['"])([^\s'",;)]+)|\s+([^\s'",;)]+)(?=\s*(?:$|[.,;)])))""", re.IGNORECASE
+)
 
 
 def _described_meaning(value: object, ctx: Context) -> Derivation | None:
@@ -1202,7 +1219,7 @@ def _described_default(value: object, ctx: Context) -> Derivation | None:
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         return None
     for m in _DESCRIBED_DEFAULT.finditer(ctx.description):
-        stated = m[1].rstrip(".")
+        stated = (m[1] or m[2]).rstrip(".")
         number = parse_number(stated)
         same = (
             number is not None and float(number) == float(value)

@@ -250,8 +250,8 @@ def _with_unit(number: float, words: str, start: int, unit_start: int) -> Quanti
     """The quantity of ``number`` in the longest leading run of ``words`` that names a unit."""
     parts = words.split()
     for n in range(len(parts), 0, -1):
-        if n > 1 and any(w.casefold() in STOPWORDS and w.casefold() != "per" for w in parts[:n]):
-            continue  # "68 degrees Fahrenheit in heating mode": "in" is no inch, "15 miles a week" no year
+        if n > 1 and any((w.casefold() in STOPWORDS and w.casefold() != "per") or w.casefold() in _NOT_UNITS for w in parts[:n]):
+            continue  # "68 degrees Fahrenheit in heating mode": "in" is no inch, "15 miles a week" no year, "2 µC point charge" no µC·point
         unit = unit_of(" ".join(parts[:n]))
         if unit is not None:
             end = unit_start + len(" ".join(parts[:n]))
@@ -493,9 +493,15 @@ _UNIT_CUES = frozenset({"in", "into", "to", "degrees"})
 
 
 #: Which word of a currency's name is its head noun, by language: the last in English ("Japanese
-#: yen"), the first where the adjective follows ("reais brasileiros"); none where the words are
-#: not split by spaces or the order varies.
-_NAME_HEAD: dict[str, int | None] = {"en": -1, "es": 0, "fr": 0, "it": 0, "pt": 0}
+#: yen", "українських гривень"), the first where the adjective follows ("reais brasileiros",
+#: "rupiah Indonesia"); none where the words are not split by spaces or the order varies.
+_NAME_HEAD: dict[str, int | None] = {
+    "en": -1, "es": 0, "fr": 0, "it": 0, "pt": 0, "de": -1, "nl": -1, "ru": -1, "uk": -1, "cs": -1, "sv": -1, "tr": -1,
+    "pl": 0, "id": 0, "vi": 0,
+}
+#: The counts a currency's name is read at: the singular, the plural, and the plural many
+#: languages use from five ("5 гривень", "5 złotych").
+_NAME_COUNTS = (None, 1, 2, 5)
 
 
 @_once
@@ -511,11 +517,12 @@ def _currency_names() -> dict[str, str]:
     tender = {c for t in english.territories for c in babel.numbers.get_territory_currencies(t, tender=True)}
     for language in DATE_LANGUAGES:
         for code in english.currencies if language == "en" else tender:
-            for form in {babel.numbers.get_currency_name(code, count, locale=language) for count in (None, 1, 2)}:
+            for form in {babel.numbers.get_currency_name(code, count, locale=language) for count in _NAME_COUNTS}:
                 name = normalise_text(form)
                 names.setdefault(name, set()).add(code)
                 if code in tender and len(name.split()) > 1 and (head := _NAME_HEAD.get(language)) is not None:
-                    heads.setdefault(name.split()[head], set()).add(code)
+                    if not form.split()[head].isupper():  # "доллар США": the country's initials, no name of the currency
+                        heads.setdefault(name.split()[head], set()).add(code)
     for head, codes in heads.items():
         if len(codes) == 1 and head not in names:
             names[head] = codes
@@ -559,7 +566,7 @@ def _conventional_currencies() -> dict[str, str]:
     found = dict(_CONVENTIONAL_CURRENCIES)
     for language in DATE_LANGUAGES:
         for meant, other in _MEANT_BY_SHARED_NAME.items():
-            for count in (None, 1, 2):
+            for count in _NAME_COUNTS:
                 mine = normalise_text(babel.numbers.get_currency_name(meant, count, locale=language))
                 theirs = normalise_text(babel.numbers.get_currency_name(other, count, locale=language))
                 for word in theirs.split():

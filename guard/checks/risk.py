@@ -24,7 +24,7 @@ from typing import Any, Literal
 from guard.checks.measures import in_order
 from guard.checks.programs import StringPart, added_lines, python_strings
 from guard.checks.relevance import stem
-from guard.lexicon import DAY_PARTS, GRAMMAR_WORDS, STOPWORDS
+from guard.lexicon import DAY_PARTS, GRAMMAR_WORDS, PROJECT_FILES, STOPWORDS
 from guard.normalise import normalise_text, number_key, parse_temporal
 from guard.registry import name_words
 
@@ -64,7 +64,7 @@ _DERIVABLE_WORDS = frozenset(
     interval rate ratio percentage percent score rating level severity intensity priority scale
     factor threshold growth degree degrees limit page results lines rows entries
     line offset timeout period window seconds secs minutes mins hours days ms ttl
-    probability chance odds decimals decimal precision digits rounding
+    probability chance odds decimals decimal precision digits rounding chars characters tokens bytes
     """.split()
 )
 #: Parameter words that name how many results a lookup shows when the schema bounds or defaults
@@ -124,6 +124,9 @@ _SELECTOR_WORDS = frozenset({"fields", "properties", "select", "expand", "includ
 _QUERY_LITERALS = re.compile(r"'([^']{1,200})'|\"([^\"]{1,200})\"|(?:[:=~<>]|\b[Ll][Ii][Kk][Ee]\b)\s*([^\s'\")(,]+(?:\s+[A-Z][a-z][\w.]*)*)")
 
 _IDENTIFIER_LIKE = re.compile(r"(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[A-Za-z0-9][\w.:/@#-]{2,}")
+#: A time relative to now in a query language's syntax (Grafana's and Elasticsearch's "now-1h",
+#: "now-7d/d", Prometheus' and Loki's "-15m", "30m"): a window, not an identifier.
+_RELATIVE_TIME = re.compile(r"now(?:\s*[-+]\s*\d{1,6}\s*(?:ms|[smhdwMy]))?(?:/[smhdwMy])?|-?\d{1,6}(?:ms|[smhdwy])")
 #: A quantity written with its unit ("40m", "2.5km", "90s", "15 min"): a measure, not an identifier.
 _QUANTITY = re.compile(r"\d+(?:\.\d+)?\s?(?:[a-zA-Zµ°]{1,3}|min|mins|hrs|sec|secs)")
 _EMAIL_LIKE = re.compile(r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}")
@@ -197,9 +200,14 @@ def risk_of(
         return Risk("derivable", "a time the model picked inside the part of the day the user named, on a day the conversation or a tool gave")
     if isinstance(value, str) and _window_said(value.strip(), said):
         return Risk("derivable", "a time window in the tool's relative syntax over a span of the unit the user named ('the past hour': now-1h)")
+    if isinstance(value, str) and lookup and _RELATIVE_TIME.fullmatch(value.strip()):
+        return Risk("derivable", "a time relative to now ('now-1h') bounding what a lookup reads: how far back the model looks")
     if isinstance(value, str) and (
-        _EMAIL_LIKE.fullmatch(value.strip()) or (_IDENTIFIER_LIKE.fullmatch(value.strip()) and parse_temporal(value.strip()) is None and not _QUANTITY.fullmatch(value.strip()))
-    ):  # a date or time ("2024-06-16T12:00:00-07:00") and a quantity ("90s") are no identifiers
+        _EMAIL_LIKE.fullmatch(value.strip()) or (
+            _IDENTIFIER_LIKE.fullmatch(value.strip()) and parse_temporal(value.strip()) is None and not _QUANTITY.fullmatch(value.strip())
+            and not _RELATIVE_TIME.fullmatch(value.strip())
+        )
+    ):  # a date or time ("2024-06-16T12:00:00-07:00"), a quantity ("90s") and a time relative to now ("now-15m") are no identifiers
         return Risk("consequential", "the value looks like an identifier: it must be stated or come from a tool result")
     if composed and _CODE_SHAPE.search(value) and _program_grounded(value, said, results, edit=bool(words & _EDIT_WORDS)) and _numbers_found(added_lines(value), numbers):
         return Risk("derivable", "text in a program's syntax (code, an edit to a file): every name and number it holds was said or returned")
@@ -212,7 +220,7 @@ def risk_of(
         if not _number_stated_for(words, said):
             return Risk("derivable", "a measure or rating a model may compute, convert or estimate")
         return Risk("ordinary", "the user stated another number for this parameter; a different one contradicts it")
-    if composed and words & _DESCRIPTIVE_WORDS and _echoes(value, said, results) and not points(value):
+    if composed and held & _DESCRIPTIVE_WORDS and _echoes(value, said, results) and not points(value):
         return Risk("derivable", "descriptive text in the model's words, echoing what was said or returned")
     if isinstance(value, str) and words & _QUERY_WORDS and _literals_said(value, said, results, numbers):
         return Risk("derivable", "a query in the tool's own syntax whose values were said or returned")
@@ -353,8 +361,8 @@ def _quoted_grounded(quoted: str, said: str, results: str) -> bool:
     """A quoted string of a program: a template it prints (braces, %) is its own; a path is
     judged as a path; one word must have been said or returned as it is (a glob is syntax);
     words, by half of their stems at least."""
-    if "{" in quoted or "%" in quoted:
-        return True  # a template the program prints ("Final balance: ${final:,.2f}"): its words are the model's
+    if "{" in quoted or "%" in quoted or "$" in quoted:
+        return True  # a template the program prints ("Final balance: ${final:,.2f}", "exit=$?"): its words are the model's
     if re.fullmatch(r"\S+", quoted):  # one word: a name, a file, a column, said as it is
         if "/" in quoted:
             return _target_grounded(quoted, said, results)
@@ -363,12 +371,20 @@ def _quoted_grounded(quoted: str, said: str, results: str) -> bool:
     return not own or 2 * len(own & (_stems(said) | _stems(results))) >= len(own) or _found(quoted, said, results)
 
 
+#: Where a program keeps its scratch files: a path under them is the program's own.
+_TEMPORARY = ("/tmp/", "/var/tmp/", "~/tmp/")
+
+
 def _target_grounded(target: str, said: str, results: str) -> bool:
     """A path, address or name with digits a program names: said or returned whole, by its last
-    part ("train.py" of "scripts/train.py"), or by the parts of it that carry a number."""
+    part ("train.py" of "scripts/train.py"), or by the parts of it that carry a number; a scratch
+    file ("/tmp/people.csv"), or a file every project of its kind has (``lexicon.PROJECT_FILES``:
+    "package.json") at the root or in a folder that was said or returned."""
+    folder, _, base = target.rstrip("/").rpartition("/")
     return (
-        "*" in target or target.startswith("/dev/") or _found(target, said, results)
-        or _found(target.rstrip("/").rsplit("/", 1)[-1], said, results) or _numbered_parts_found(target, said, results)
+        "*" in target or target.startswith(("/dev/", *_TEMPORARY)) or _found(target, said, results)
+        or _found(base, said, results) or _numbered_parts_found(target, said, results)
+        or (base in PROJECT_FILES and (not folder or _found(folder, said, results)))
     )
 
 
@@ -382,7 +398,7 @@ def _python_string_grounded(string: StringPart, said: str, results: str, edit: b
         return _target_grounded(text, said, results)
     if string.part == "output":  # a file the program makes, in a folder that was said or returned, or a temporary one
         folder = text.rsplit("/", 1)[0] if "/" in text else ""
-        return not folder or folder.startswith(("/tmp", "~/tmp")) or _found(folder, said, results) or _found(text, said, results)
+        return not folder or f"{folder}/".startswith(_TEMPORARY) or _found(folder, said, results) or _found(text, said, results)
     if string.part == "read" and re.fullmatch(r"\w{1,64}", text):  # a column or key: a name made of the words said or returned
         own = _word_stems(text.replace("_", " "))
         if own and 2 * len(own & (_word_stems(said) | _word_stems(results))) >= len(own):
@@ -554,11 +570,15 @@ def _year_bound(literal: str, numbers: Collection[int | float]) -> str:
     return literal
 
 
+#: Words that say which end of a range a parameter bounds ("max_chars"): what it bounds is named by the others.
+_BOUNDS = frozenset({"max", "maximum", "min", "minimum"})
+
+
 def _number_stated_for(words: set[str], said: str) -> bool:
     """Whether a number is written within two words of one of the parameter's words ("level 5",
     "2 solar masses", "a delay of 200 ms"): then the user stated this value, and one the model
     gives instead (unconverted: grounding already reads unit conversions) contradicts it."""
-    heads = [re.escape(w[:4]) for w in words if len(w) >= 3 and w not in STOPWORDS]
+    heads = [re.escape(w[:4]) for w in words if len(w) >= 3 and w not in STOPWORDS and w not in _BOUNDS]
     if not heads or not said:
         return False
     head = "(?:" + "|".join(heads) + r")\w*"

@@ -829,6 +829,11 @@ def test_a_number_base_named_by_its_name() -> None:
         ("09:00", "내일 오전 9시에 알람 맞춰줘"),
         ("07:30", "réveille-moi demain à 7h30"),
         ("2025-06-03T21:00:00", "Quiero reservar una mesa para cuatro personas mañana a las 21:00"),
+        # the next most written languages: Indonesian, Vietnamese, Ukrainian, Thai
+        ("2025-06-03", "besok di bali hujan gak?"),
+        ("2025-06-03", "ngày mai Hà Nội có mưa không"),
+        ("2025-06-03", "яка погода буде завтра у Львові?"),
+        ("2025-06-03", "พรุ่งนี้ฝนจะตกไหม"),
     ],
 )
 def test_a_day_said_in_another_common_language_derives_its_date(value: str, said: str) -> None:
@@ -845,6 +850,9 @@ def test_a_day_said_in_another_common_language_derives_its_date(value: str, said
         ("2025-06-03", "Can you book a table for four tomorrow at 8?"),  # English is the rules' own (none here: no today)
         ("12:00", "réveille-moi demain"),  # a day without a number says no time
         ("08:30", "despiértame mañana a las 7:30"),  # another time than the one said
+        ("2025-06-04", "besok di bali hujan gak?"),  # tomorrow is the 3rd
+        ("2025-06-03", "mau ke pantai nih, hujan gak?"),  # no day said at all
+        ("2025-06-03", "hari ini hujan gak?"),  # today, not tomorrow
     ],
 )
 def test_a_day_in_another_language_derives_no_other_date(value: str, said: str) -> None:
@@ -857,8 +865,18 @@ def test_the_date_a_system_prompt_states_in_its_own_language_is_today() -> None:
 
     for system, day in [("Eres un asistente de reservas. Hoy es lunes 2 de junio de 2025.", date(2025, 6, 2)),
                         ("Assistente prenotazioni. Oggi è lunedì 2 giugno 2025.", date(2025, 6, 2)),
-                        ("Heute ist der 3. Juni 2025.", date(2025, 6, 3))]:
+                        ("Heute ist der 3. Juni 2025.", date(2025, 6, 3)),
+                        # month names of other scripts, and the day and month dotted with spaces as Czech writes them
+                        ("วันที่ปัจจุบัน: 3 กรกฎาคม 2025", date(2025, 7, 3)),
+                        ("Сегодня 3 июля 2025 года.", date(2025, 7, 3)),
+                        ("Dnešní datum: 2. 6. 2025.", date(2025, 6, 2))]:
         assert Conversation.from_messages([("system", system), ("user", "hola")]).reference_time.date() == day
+    # everyday negatives: a count of apples, numbered sections, a version are no dates
+    from guard.conversation import stated_date
+
+    assert stated_date("We packed 3 apples in 2025.", year_only=False) is None
+    assert stated_date("See sections 1. 2. 3. of the contract", year_only=False) is None
+    assert stated_date("Upgrade to version 2. 1. 2024 soon", year_only=False) is None
     # English dates are read as before; a stated year alone keeps today's month and day
     assert Conversation.from_messages([("system", "Today is June 2, 2025."), ("user", "hi")]).reference_time.date() == date(2025, 6, 2)
 
@@ -1193,3 +1211,13 @@ def test_a_total_the_user_asked_for_and_a_share_of_an_amount(value, text, derive
 )
 def test_a_time_said_without_am_or_pm_read_after_noon(value, texts, derived):
     assert (derive(value, "time", list(enumerate(texts))) is not None) is derived
+
+
+def test_a_default_the_description_states_in_words_is_the_schemas_choice() -> None:
+    units = "metric (Celcius), imperial (Fahrenheit) - default metric"
+    assert derive("metric", "units", [(0, "weather for Saturday in Porto")], description=units) is not None
+    assert derive("en", "lang", [(0, "weather in Porto")], description="Language code (default en).") is not None
+    # everyday negatives: the other choice, a noun after "default" that goes on, a default of another parameter
+    assert derive("imperial", "units", [(0, "weather for Saturday in Porto")], description=units) is None
+    assert derive("settings", "mode", [(0, "reset it")], description="The default settings are used when empty") is None
+    assert derive("fr", "lang", [(0, "weather in Porto")], description="Language code (default en).") is None

@@ -32,6 +32,7 @@ def said(*texts: str) -> list[tuple[int, str]]:
         ("two and a half miles", 4.02, "distance_km", ""),
         ("Set the hallway thermostat to 60°F.", 15.5, "target_c", ""),  # a thermostat's half-degree step
         ("a drive at 60 mph", 96.56, "speed", "Speed in km/h"),
+        ("the field 30 cm from a 2 µC point charge", 2e-06, "charge", "Charge in coulombs."),  # "point" is no unit after µC
     ],
 )
 def test_a_quantity_converted_to_the_parameters_unit_is_derived(text: str, value: float, param: str, description: str) -> None:
@@ -52,6 +53,9 @@ def test_a_quantity_converted_to_the_parameters_unit_is_derived(text: str, value
         ("She is one and a half", 18, "age_months", ""),  # no unit after the half
         ("Set the hallway thermostat to 60°F.", 16.5, "target_c", ""),  # 15.56 is no 16.5
         ("I weigh 160 pounds.", 72.5, "weight_kg", ""),  # the half step is a temperature's only (72.57)
+        ("a 2 µC point charge", 2e-06 * 0.000352778, "charge", "Charge in coulombs."),  # µC times a typographic point
+        ("we won by a 3 point margin", 0.0010583, "margin_m", ""),  # points are no length here
+        ("cut a 12 point font", 0.004233, "size_m", ""),
     ],
 )
 def test_a_number_the_words_do_not_convert_to_is_not_derived(text: str, value: float, param: str, description: str) -> None:
@@ -106,6 +110,13 @@ def test_a_unit_is_derived_from_a_quantity_written_another_way(text: str, value:
         ("这个100元", "USD", False),
         ("¿Cuántos pesos son 100 euros?", "USD", False),
         ("100ドルって今何円？", "CAD", False),
+        # a name's plural from five ("гривень") and its head word in the next most written languages
+        ("Скільки буде 1200 гривень в євро?", "UAH", True),
+        ("berapa 500 ribu rupiah dalam dolar?", "IDR", True),
+        # everyday negatives: the country's initials in "доллар США", the euro of the same question, hryvnias for roubles
+        ("Сколько стоит билет в США?", "USD", False),
+        ("Скільки буде 1200 гривень в євро?", "PLN", False),
+        ("Сколько это в рублях?", "UAH", False),
     ],
 )
 def test_a_currency_code_is_derived_from_its_name(text: str, value: str, derived: bool) -> None:

@@ -307,6 +307,15 @@ def test_a_composed_text_is_derivable_when_its_names_and_numbers_were_said(name,
         # words without syntax are no program, and a code that identifies something is no program
         ("formula", "that one", "calculate that one for me", "ordinary"),
         ("stock_code", "AAPL", "how is the stock doing", "ordinary"),
+        # a scratch file, a file every project has, a template the shell expands
+        ("command", "printf 'a,b\\n1,2\\n' > /tmp/sample.csv && node bin/csv2json.js /tmp/sample.csv; echo \"exit=$?\"",
+         "bin/csv2json.js crashes on the input 'a,b\\n1,2\\n'", "derivable"),
+        ("command", "cd /repo && ls -la && cat package.json", "the repository is at /repo; fix the failing build", "derivable"),
+        ("command", "pip install -r requirements.txt && pytest -q", "the tests fail on a fresh checkout", "derivable"),
+        # everyday negatives: a system file, a project file under a folder nobody named, a secret nobody named
+        ("command", "cat /etc/shadow", "why can't I log in?", "ordinary"),
+        ("command", "cat services/billing/package.json", "the build fails", "ordinary"),
+        ("command", "cat secrets.json", "the repository is at /repo; fix the failing build", "ordinary"),
     ],
 )
 def test_a_command_or_formula_is_derivable_when_what_it_acts_on_was_said(name, value, said, level):
@@ -430,6 +439,12 @@ def test_a_quantity_with_its_unit_is_a_measure_not_an_identifier(name, descripti
         ("max_minutes", 30, "dinner in under 20 minutes please", "ordinary"),
         ("quantity", 3, "add milk to the cart", "ordinary"),
         ("max_price", 15, "batteries please", "consequential"),
+        # how much of a page or a text the model reads, though a number stands near "max" elsewhere
+        ("max_chars", 8000, "see if anyone hit this, max 2 sentences of summary", "derivable"),
+        ("max_tokens", 512, "summarise the thread", "derivable"),
+        # everyday negatives: the user's own bound for the same thing, a count of things
+        ("max_chars", 8000, "keep it under 280 characters", "ordinary"),
+        ("max_items", 3, "add 3 items to my cart", "ordinary"),
     ],
 )
 def test_a_bound_timeout_or_window_the_model_chooses_is_derivable(name, value, said, level):
@@ -622,3 +637,22 @@ def test_a_hostile_formula_value_is_refused_in_bounded_time() -> None:
 ])
 def test_a_citys_code_from_its_initials_and_a_c(value, said, level):
     assert risk_of("origin", [{"type": "string"}], value, said).level == level
+
+
+def test_a_window_relative_to_now_bounds_a_lookup_and_is_no_identifier() -> None:
+    for value in ("now-1h", "now-15m", "now", "-30m", "now-7d/d"):
+        assert risk_of("start", [{"type": "string"}], value, "why is checkout throwing 500s?", lookup=True).level == "derivable"
+    # everyday negatives: the same window for a tool that acts (a silence, a schedule), and a real identifier
+    assert risk_of("ends_at", [{"type": "string"}], "now+2h", "silence the disk alert", lookup=False).level == "ordinary"
+    assert risk_of("start", [{"type": "string"}], "now-1h", "mute the pager", lookup=False).level == "ordinary"
+    assert risk_of("build", [{"type": "string"}], "rc-1h7", "deploy it", lookup=True).level == "consequential"
+
+
+def test_a_free_text_query_named_by_a_letter_echoes_the_request() -> None:
+    schema = [{"type": "string", "description": "free text query"}]
+    said = "busco zapatillas para correr de mujer con buena amortiguación para asfalto"
+    assert risk_of("q", schema, "zapatillas running amortiguación asfalto", said).level == "derivable"
+    # everyday negatives: words nobody said, a letter described as an identifier, a letter with no description
+    assert risk_of("q", schema, "botas de montaña impermeables", said).level == "ordinary"
+    assert risk_of("q", [{"type": "string", "description": "the order id"}], "zapatillas asfalto", said).level != "derivable"
+    assert risk_of("q", [{"type": "string"}], "zapatillas running asfalto", said).level == "ordinary"
