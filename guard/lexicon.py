@@ -184,6 +184,10 @@ PROJECT_FILES = frozenset(
     """.split()
 )
 
+#: Abbreviations written in capitals that belong to ordinary prose, not names: a composed note's
+#: "restaurant TBD", "FYI", "ETA 5pm" carry no fact of their own.
+PROSE_ABBREVIATIONS = frozenset("TBD TBA TBC FYI ASAP ETA RSVP OK NB PS AM PM FAQ DM PTO OOO EOD EOW".split())
+
 GRAMMAR_WORDS = frozenset("a an the to from of in on at for and or with by".split())
 #: Words too common in a parameter's name to say what a value is for ("level of fluency": "of").
 NAME_STOPWORDS = GRAMMAR_WORDS | {"is"}

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time
 from functools import lru_cache
 
-from guard.lexicon import DAY_PARTS, MONTHS, WEEKDAY_OR_SHORT_PATTERN, WEEKDAY_SHORT, WEEKDAYS
+from guard.lexicon import DAY_PARTS, MONTHS, WEEKDAY_OR_SHORT_PATTERN, WEEKDAY_SHORT, WEEKDAYS, alternation
 
 # --- text -------------------------------------------------------------------------------------
 
@@ -47,6 +47,11 @@ WORD = rf"[^\W\d_]+(?:[{_MARKS}]+[^\W\d_]*)*"
 _TOKEN = re.compile(rf"\d+|{WORD}")
 
 
+#: A dash between the two ends of a range of hours or of days ("2-3pm", "21–25 July"): read "to",
+#: as the dash is said, so that the range's start lines up with its end's am, pm or month.
+_RANGE_DASH = re.compile(
+    rf"(?<=\d)\s*[-\u2013\u2014]\s*(?=\d{{1,2}}(?::\d\d)?\s*(?:[ap]\.?m\b|(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{alternation(m for names in MONTHS for m in names)})\b))"
+)
 #: A thousands separator: "50,000" is one number, not "50" and "000".
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 
@@ -72,7 +77,7 @@ _SHORT_TEXTS = 16_384
 
 
 def _normalise(s: str) -> str:
-    return " ".join(_TOKEN.findall(_THOUSANDS.sub("", unicodedata.normalize("NFKC", s).casefold())))
+    return " ".join(_TOKEN.findall(_RANGE_DASH.sub(" to ", _THOUSANDS.sub("", unicodedata.normalize("NFKC", s).casefold()))))
 
 
 _normalise_short = lru_cache(maxsize=_SHORT_TEXTS)(_normalise)
@@ -428,6 +433,10 @@ def _compile(forms: list[str]) -> re.Pattern[str]:
     return re.compile(r"(?<!\S)(?:" + "|".join(forms) + r")(?!\S)")
 
 
+#: The days of a month after each day, as an alternation: the end of a range that starts on it.
+_LATER_DAYS = {day: "|".join(str(later) for later in range(31, day, -1)) or "(?!)" for day in range(1, 32)}
+
+
 def _date_forms(d: date, today: date) -> list[str]:
     day = rf"0?{d.day}(?: (?:st|nd|rd|th))?"
     month_names = "(?:" + "|".join(_MONTHS[d.month - 1]) + ")"
@@ -443,6 +452,8 @@ def _date_forms(d: date, today: date) -> list[str]:
         rf"{month} 0?{d.day}{numeric_year}",
         # the end of a range whose month was said once: "October 14th to 16th", "Dec 23-27 2024"
         rf"{month_names} \d{{1,2}}(?: (?:st|nd|rd|th))? (?:(?:to|and|through|until|till) )?(?:the )?{day}{named_year}",
+        # the start of a range whose month is said after its end: "from the 21st to the 25th of July", "21-25 July"
+        rf"{day}(?= (?:to|and|through|until|till) (?:the )?(?:{_LATER_DAYS[d.day]})(?: (?:st|nd|rd|th))? (?:of )?{month_names}{named_year})",
         # Chinese, Japanese, Korean: "2025年11月6日", "11月6日", "12월 2일" (normalised: "11 月 6 日")
         rf"(?:{d.year} (?:年|년) )?{month} (?:月|월) 0?{d.day}(?= (?:日|일|号))",
     ]
@@ -528,6 +539,10 @@ _DAY_PART = {h: _PART_WORDS[part] for part, (first, end) in DAY_PARTS.items() fo
 _RANGE_END_PART = {h: "|".join(_PART_WORDS[part] for part, (first, end) in DAY_PARTS.items() if first < h <= end) or "(?!)" for h in range(24)}
 
 
+#: Words for "at", "around", "by" or "from" before a clock hour in the common languages, and the
+#: words for the hour after it ("vers 8h", "um 13 Uhr", "alle 20 ore", "o 9 godz", "lúc 7 giờ").
+_AT_WORDS = "at|around|about|by|from|until|till|à|vers|um|gegen|ab|bis|alle|verso|às|las|hacia|om|rond|tegen|o|około|в|к|до|saat|jam|lúc|kl|klockan"
+_HOUR_WORDS = "h|hr|uhr|heures?|ore|horas?|uur|godz|godzina|час|часа|часов|giờ|saat"
 #: Words after a number that make it no hour ("around 2 miles", "at 10 percent").
 _OTHER_UNITS = "miles?|km|kilometers?|meters?|minutes?|mins?|hours?|days?|weeks?|percent|people|persons|kg|lbs?|pounds|dollars|euros"
 #: How a clock time a quarter or half from the hour is said.
@@ -546,8 +561,9 @@ def _time_forms(t: time) -> list[str]:
         rf"0?{t.hour} h {t.minute:02d}",
     ]
     minutes = f" {t.minute:02d}" if t.minute else ""
-    # the start of a range whose end says am or pm: "from 8 to 11am"
+    # the start of a range whose end says am or pm: "from 8 to 11am", "2-3pm" (normalised "2 to 3 pm")
     forms.append(rf"{h12}{minutes}(?= (?:to|until|till) \d{{1,2}}(?: \d\d)? {says}(?!\S))")
+
     forms.append(rf"(?<=between ){h12}{minutes}(?= and \d{{1,2}}(?: \d\d)? {says}(?!\S))")  # "between 1 and 5pm"
     if (part := _DAY_PART.get(t.hour)) and not t.second:
         # the part of the day says am or pm: "tonight at 7:30", "this evening around 6", "between
@@ -581,6 +597,8 @@ def _time_forms(t: time) -> list[str]:
         hour = rf"(?:{h12}|{number_words(h12)})"  # "at ten am", "at 10"
         forms += [rf"{hour} {says}", rf"{t.hour:02d} h", rf"{hour} o clock", rf"at {hour}(?: {says})?(?! \d\d)(?! (?:past|to|after|of|till) ){not_other}"]  # not "at ten past nine"
         forms += {0: ["midnight"], 12: ["noon", "midday", "noon ?ish", "lunchtime"]}.get(t.hour, [])  # "pick up tomorrow noonish"
+        # the hour and the word for it after "at" or "around", in the common languages: "vers 8h", "um 13 Uhr", "alle 20 ore"
+        forms.append(rf"(?:{_AT_WORDS}) 0?{t.hour} (?:{_HOUR_WORDS})")
     if not t.second:
         forms += _cjk_time_forms(t)
     return forms
@@ -599,4 +617,6 @@ def _cjk_time_forms(t: time) -> list[str]:
     hours = [rf"(?<!{_CJK_AFTERNOON})0?{t.hour}{minutes}"]
     if t.hour > 12:
         hours.append(rf"(?<={_CJK_AFTERNOON}){t.hour - 12}{minutes}")
+        # the end of an afternoon range, the afternoon said once before its start: "下午3点到4点"
+        hours.append(rf"(?<={_CJK_AFTERNOON})\d{{1,2}} {_CJK_HOUR}\S{{0,3}} {t.hour - 12}{minutes}")
     return hours

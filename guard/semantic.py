@@ -69,7 +69,7 @@ except ImportError as exc:  # pragma: no cover - numpy comes with the extra's to
     raise ImportError(f"guard.semantic needs numpy: {install_hint('semantic')}") from exc
 
 from guard.checks.grounding import GroundingMatch, SemanticSkip
-from guard.checks.measures import currency_names, language_names
+from guard.checks.measures import currency_names, identified_language, language_names
 from guard.checks.risk import points
 from guard.checks.relevance import STOPWORDS, ToolScore, split_request, stem
 from guard.checks.relevance import lexical_index
@@ -1042,6 +1042,8 @@ def selection_check(ctx: Any) -> list[Finding]:
     users = _open_requests(ctx.conversation)
     if not users or len(ctx.registry.available_names) < 2:
         return []
+    if (language := identified_language(users[-1])) is not None and language != "en":
+        return []  # the model reads English only: its ranking of a request in Swedish or Thai says nothing of fit
     tools = semantic._tool_vectors(ctx.registry)
     if ctx.call.name not in tools.names:
         return []

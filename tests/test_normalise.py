@@ -41,6 +41,15 @@ def test_a_word_keeps_the_vowel_signs_it_carries():
     assert normalise_text("मुंबई2024") == "मुंबई 2024"
 
 
+def test_a_dash_between_the_ends_of_a_range_of_hours_or_days_reads_to():
+    assert normalise_text("2-3pm") == "2 to 3 pm"
+    assert normalise_text("21–25 July") == "21 to 25 july"
+    # everyday negatives: a date, a page range and a phone number keep their dash a separator
+    assert normalise_text("2025-05-20") == "2025 05 20"
+    assert normalise_text("pages 10-12") == "pages 10 12"
+    assert normalise_text("call 555-1234") == "call 555 1234"
+
+
 def test_text_of_only_punctuation_normalises_to_nothing():
     assert normalise_text("?!… --") == ""
 
@@ -316,6 +325,23 @@ def test_relative_days_people_say(value, text, said):
         ("21:00", "a table for 4 tonight at 7:30", False),
         ("2024-12-27", "file vacation Dec 23-27 2024", True),  # a range's end, the month said once
         ("2024-12-25", "file vacation Dec 23-27 2024", False),  # a day inside it is not said
+        # a range's start before its end's pm or month: "2-3pm", "21–25 July", the afternoon said once in Chinese
+        ("14:00", "a 1:1 with Priya this Thursday 2-3pm", True),
+        ("2024-07-21", "leave from the 21st to the 25th of July", True),
+        ("2024-07-21", "leave 21–25 July please", True),
+        ("15:00", "2025年5月20日下午3点到4点", True),
+        ("16:00", "2025年5月20日下午3点到4点", True),
+        # everyday negatives: a party's size before the hour, a day count before a date, a later start
+        ("14:00", "a table for 2, 3pm on Thursday", False),
+        ("2024-07-12", "a table for 12 on 25 July", False),
+        ("2024-07-27", "leave 21–25 July please", False),
+        # the hour and its word after "at" or "around" in other languages
+        ("08:00", "un train Paris → Lyon, départ vers 8h", True),
+        ("13:00", "spätestens um 13 Uhr da sein", True),
+        # everyday negatives: hours of a duration, a shift's length, an hour without "at"
+        ("08:00", "the battery lasts 8h", False),
+        ("08:00", "in 8h please", False),
+        ("13:00", "die Fahrt dauert 13 Uhr?", False),
     ],
 )
 def test_times_and_ranges_people_write(value, text, said):

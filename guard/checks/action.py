@@ -121,6 +121,8 @@ def _proposed(ctx: CheckContext) -> bool:
 
 #: Putting something on a calendar, a list or in a cart adds an entry to it.
 _PUT_ON = re.compile(r"(?<!the )(?<!a )\bput\s+(?:\w+\s+){0,4}?(?:on|in|into|onto)\s+(?:the|my|our|your|her|his|their)\s+(?:\w+\s+)?(?:calendar|schedule|agenda|diary|list|cart|basket|planner)\b", re.IGNORECASE)
+#: Something put into a new thing: "pull the numbers into a new sheet", "save it as a new draft".
+_INTO_NEW = re.compile(r"\b(?:into|in|to|as|on)\s+a\s+(?:brand\s+)?new\s+\w+", re.IGNORECASE)
 #: Words after which a verb-like word is a noun ("her customer record", "the update", "my schedule").
 _DETERMINERS = frozenset("the a an my your his her its our their this that these those each every some any".split())
 #: "can I get", "could we get": a request to have something (a table, a court, a refund) as often as to see it.
@@ -144,6 +146,8 @@ def _kinds(text: str) -> set[str]:
             if w in ("file", "open") and i + 1 < len(said) and said[i + 1] in _FILES_NEW:
                 kinds.add("create")  # "file a bug", "can you open a ticket": a new one, as "create" makes it
                 continue
+            if w == "check" and said[i + 1 : i + 2] in (["in"], ["out"]):
+                continue  # "we'll check in around 11pm": arriving at a hotel or a gate, not looking something up
             if kind is None and w in _NOUN_LIKE_ACTS and (i == 0 or said[i - 1] in _BEFORE_A_VERB):
                 kind = "act"  # "... and upload them as unreviewed", "please order more": a verb where a clause starts
             if kind is None or _DETERMINERS & set(said[max(0, i - 2) : i]):
@@ -158,8 +162,8 @@ def _kinds(text: str) -> set[str]:
             if w == "get" and i >= 2 and said[i - 2] in _MODALS and said[i - 1] in ("i", "we"):
                 continue  # "can i get court 2 tomorrow at 9": asks to have it, as often as to see it
             kinds.add(kind)
-    if _PUT_ON.search(text):
-        kinds.add("create")  # "put it on the calendar": an entry added (a note put on a record changes it)
+    if _PUT_ON.search(text) or _INTO_NEW.search(text):
+        kinds.add("create")  # "put it on the calendar", "pull it into a new sheet": an entry or a thing added
     if not kinds and _QUESTION.search(text) and {stem(w) for w in words} & _QUESTIONS:
         kinds.add("read")  # "what is ...?", "how many ...": not "it crashes when exporting"
     return kinds

@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, time, timedelta, timezone, tzinfo
 
 from dateutil.relativedelta import relativedelta
 
@@ -604,7 +604,9 @@ def _times_per_period(value: object, ctx: Context) -> Derivation | None:
 
 def _epoch_seconds(value: object, ctx: Context) -> Derivation | None:
     """``from: 1714521600`` from "May 1st 2024 ... midnight UTC": a Unix timestamp (seconds, or
-    milliseconds) of a date and time the user said, read as UTC."""
+    milliseconds) of a date and time the user said, read as UTC; or read in a time zone the
+    conversation names ("Asia/Tokyo", "UTC+9"), the day said or today and the time said
+    (``expiration`` "until 3pm" on a Wednesday in Tokyo)."""
     if isinstance(value, str) and re.fullmatch(r"\d{10}|\d{13}", value.strip()):
         value = int(value)
     if not isinstance(value, int) or isinstance(value, bool):
@@ -624,7 +626,39 @@ def _epoch_seconds(value: object, ctx: Context) -> Derivation | None:
             return index, f"{day.group(0).strip()} 00:00 UTC -> {value}"
         if clock := patterns.time.search(text):
             return index, f"{day.group(0).strip()} {clock.group(0).strip()} UTC -> {value}"
+    for name, zone in _zones_named(ctx):
+        local = datetime.fromtimestamp(seconds, tz=zone).replace(tzinfo=None)
+        patterns = temporal_patterns(local.strftime("%Y-%m-%dT%H:%M:%S"), ctx.today or local.date())
+        if patterns is None or patterns.date is None or patterns.time is None:
+            continue
+        said_day = local.date() == ctx.today or any(patterns.date.search(text[:_READ]) for _, text in ctx.normalised)
+        clock = next(((i, m) for i, text in ctx.normalised if (m := patterns.time.search(text[:_READ]))), None)
+        if said_day and clock is not None:
+            return clock[0], f"{clock[1].group(0).strip()} {local:%Y-%m-%d} {name} -> {value}"
     return None
+
+
+#: A time zone a conversation names: an IANA name ("Asia/Tokyo"), or an offset from UTC ("UTC+9",
+#: "GMT-05:00").
+_ZONE_NAMED = re.compile(r"\b([A-Z][a-z]+(?:/[A-Z][A-Za-z_-]+){1,2})\b|\b(?:UTC|GMT)\s?([+-]\d{1,2})(?::?(\d\d))?\b")
+
+
+def _zones_named(ctx: Context) -> list[tuple[str, tzinfo]]:
+    """The time zones the conversation names, in the order said (at most four)."""
+    from zoneinfo import ZoneInfo
+
+    zones: dict[str, tzinfo] = {}
+    for _, text in ctx.said:
+        for m in itertools.islice(_ZONE_NAMED.finditer(text[:_READ]), 8):
+            try:
+                if m[1]:
+                    zones.setdefault(m[1], ZoneInfo(m[1]))
+                elif -14 <= int(m[2]) <= 14:
+                    hours = int(m[2])
+                    zones.setdefault(m[0], timezone(timedelta(hours=hours, minutes=int(m[3] or 0) * (1 if hours >= 0 else -1))))
+            except (ValueError, KeyError, OSError):  # no such zone
+                continue
+    return list(zones.items())[:4]
 
 
 #: A span of time from now: "in 20 min", "in 2 hours", "for the next 2 hours", "45 minutes from now".
@@ -683,7 +717,17 @@ def _day_in_another_language(value: object, ctx: Context) -> Derivation | None:
             timed = parsed.time is not None and any(c.isdigit() for c in span)
             if timed and when.time() == parsed.time and parsed.date in (None, when.date()):
                 return index, f"{span!r} -> {value}"
+            if parsed.time is not None and parsed.date == when.date() and (clock := _clock_said(parsed.time, ctx)):
+                return index, f"{span!r}, {clock!r} -> {value}"  # the day in one phrase, the hour in another ("nächsten Dienstag ... um 13 Uhr")
     return None
+
+
+def _clock_said(moment: time, ctx: Context) -> str | None:
+    """The words of a message that say a time of day (``normalise``'s time forms: "13 uhr", "à 8h")."""
+    patterns = temporal_patterns(moment.strftime("%H:%M"), ctx.today)
+    if patterns is None or patterns.time is None:
+        return None
+    return next((m.group(0).strip() for _, text in ctx.normalised[-_FOREIGN_MESSAGES:] if (m := patterns.time.search(text[:_READ]))), None)
 
 
 @lru_cache(maxsize=256)
@@ -701,11 +745,27 @@ def _foreign_days(text: str, base: datetime) -> tuple[tuple[str, datetime], ...]
         except Exception:  # dateparser raises many types on odd input
             found = []
         read = [(span, _at_hour(span, when)) for span, when in found if _names_a_day(span)]
+        read += [start for span, when in read if (start := _range_start(text, span, when)) is not None]
         # the days either side of today as CLDR writes them, where dateparser does not know them ("ngày mai", "พรุ่งนี้")
         read += [(phrase, base + timedelta(days=offset)) for phrase, offset in relative_days().get(language, {}).items()
                  if not any(phrase in span.lower() for span, _ in read) and _holds_phrase(lowered, phrase)]
         days += read
     return tuple(dict.fromkeys(days))
+
+
+#: The start of a range of days said before its end, with at most one short word between
+#: ("od 21. do 25. července", "del 3 al 7 de agosto", "vom 3. bis 7. August"), ending a text.
+_RANGE_START = re.compile(r"(?<![\d.])(\d{1,2})\.?\s*(?:[-\u2013]|\s[^\W\d_]{1,4})\s*$")
+
+
+def _range_start(text: str, span: str, when: datetime) -> tuple[str, datetime] | None:
+    """The first day of a range whose month only its last day names: the day said just before a
+    day dateparser read, earlier in the same month."""
+    at = text.find(span)
+    if at <= 0 or not span[:1].isdigit() or (m := _RANGE_START.search(text[max(0, at - 16) : at])) is None:
+        return None
+    first = int(m[1])
+    return (f"{m[0].strip()} {span}", when.replace(day=first)) if 1 <= first < when.day else None
 
 
 def _holds_phrase(lowered: str, phrase: str) -> bool:
@@ -826,6 +886,26 @@ def _calendar_period(value: object, ctx: Context) -> Derivation | None:
                 allowed = (*allowed, bounds[-1] + relativedelta(days=1))  # "before": the day after the period
             if day in allowed:
                 return index, f"{words.strip()} from {today.isoformat()} -> {day.isoformat()}"
+    return None
+
+
+#: "the week of May 6", "week of the 14th": a week named by one of its days.
+_WEEK_OF = re.compile(r" (?:the )?week of (?:the )?((?:\S+ ){1,4})")
+
+
+def _week_of(value: object, ctx: Context) -> Derivation | None:
+    """``end_date: 2024-05-10`` from "the week of May 6": the first day, the Friday or the Sunday
+    of the week a day the user named falls in."""
+    day = date_value(value)
+    if day is None:
+        return None
+    monday = day - timedelta(days=day.weekday())
+    for index, text in ctx.normalised:
+        for m in itertools.islice(_WEEK_OF.finditer(text[:_READ]), 4):
+            for named in (monday + timedelta(days=i) for i in range(7)):
+                patterns = temporal_patterns(named.isoformat(), ctx.today or named)
+                if patterns is not None and patterns.date is not None and patterns.date.search(m[1]) and day in _period_bounds(named, "this", "week"):
+                    return index, f"{m[0].strip()} -> {day.isoformat()}"
     return None
 
 
@@ -1739,6 +1819,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _from_stated_now,
     _day_in_another_language,
     _calendar_period,
+    _week_of,
     _stay_end,
     _payment_terms,
     _day_part_bound,

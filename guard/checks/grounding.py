@@ -51,7 +51,7 @@ from guard.normalise import (
     parse_number,
     temporal_patterns,
 )
-from guard.registry import name_words
+from guard.registry import PerRegistry, ToolRegistry, name_words
 from guard.taxonomy import Category
 
 NAME = "grounding"
@@ -383,6 +383,21 @@ def _from_schema(leaf: _Leaf) -> GroundingMatch | None:
     return None
 
 
+def _read_members(registry: ToolRegistry) -> dict[str, frozenset[str]]:
+    """Per parameter name, the members of every ``enum`` a tool of the registry gives a parameter
+    of that name (normalised text): the API's own codes ("BC25_2"), which another of its tools
+    takes under the same name without listing them again."""
+    members: dict[str, set[str]] = {}
+    for spec in registry:
+        for name, schema in spec.properties.items():
+            if isinstance(schema, dict) and isinstance(schema.get("enum"), list):
+                members.setdefault(name, set()).update(normalise_text(m) for m in schema["enum"][:256] if isinstance(m, str))
+    return {name: frozenset(found - {""}) for name, found in members.items()}
+
+
+_registry_members = PerRegistry(_read_members)
+
+
 def _is_boolean(schemas: tuple[dict[str, Any], ...]) -> bool:
     """Whether a parameter takes booleans: then "yes" or "off" is a boolean written as text."""
     for s in schemas:
@@ -541,6 +556,8 @@ def _consequential(leaf: _Leaf, index: GroundingIndex) -> bool:
 def _ground_lexically(leaf: _Leaf, index: GroundingIndex, ctx: CheckContext) -> GroundingMatch | None:
     if match := _from_schema(leaf):
         return match
+    if isinstance(leaf.value, str) and normalise_text(leaf.value) in _registry_members(ctx.registry).get(leaf.name, ()):
+        return GroundingMatch("schema", None, "enum of another tool", 1.0)
     value = leaf.value if isinstance(leaf.value, (str, int, float)) else str(leaf.value)
     probe = _probe(value, index.today)
     config = ctx.policy.checks.grounding
@@ -652,11 +669,13 @@ def check(ctx: CheckContext) -> list[Finding]:
     index = ctx.conversation.grounding_index
     searched = index.searched
     findings = []
-    lookup = kind_of_tool(ctx.spec) == "read" if ctx.spec is not None else False
+    kind = kind_of_tool(ctx.spec) if ctx.spec is not None else None
     for leaf, skipped in entries:
         risk = risk_of(
             leaf.name, leaf.schemas, leaf.value, index.said.haystack, index.results.haystack,
-            parent=_parent_key(leaf.path), lookup=lookup, numbers=index.numbers, paths=ctx.conversation.confirmed_paths,
+            parent=_parent_key(leaf.path), lookup=kind == "read", numbers=index.numbers, paths=ctx.conversation.confirmed_paths,
+            creates=kind == "create" and "." not in leaf.path.removeprefix("$."),  # the created thing's own name, not a part's
+            today=index.today,
         )
         evidence = {"searched": searched, "risk": risk.level, "risk_reason": risk.reason}
         if isinstance(skipped, SemanticSkip):

@@ -15,17 +15,19 @@ returns one of three levels with the reason; the grounding check turns it into t
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from datetime import date
 from functools import lru_cache
 from typing import Any, Literal
 
 from guard.checks.measures import in_order
 from guard.checks.programs import StringPart, added_lines, python_strings
 from guard.checks.relevance import stem
-from guard.lexicon import DAY_PARTS, GRAMMAR_WORDS, PROJECT_FILES, STOPWORDS
-from guard.normalise import normalise_text, number_key, parse_temporal
+from guard.lexicon import DAY_PARTS, GRAMMAR_WORDS, MONTHS, PROJECT_FILES, PROSE_ABBREVIATIONS, STOPWORDS, WEEKDAY_SHORT, WEEKDAYS, unspaced
+from guard.normalise import normalise_text, number_key, parse_temporal, temporal_patterns
 from guard.registry import name_words
 
 Level = Literal["consequential", "ordinary", "derivable"]
@@ -79,12 +81,15 @@ _DESCRIPTIVE_WORDS = frozenset(
     feedback preferences preference interests context situation concerns
     question questions query prompt instruction instructions input
     subject body message caption text title headline memo term terms keyword keywords
-    statement explanation justification narrative purpose label legend
+    statement explanation justification narrative purpose label legend request requests remark remarks step steps
     """.split()
 )
 #: Descriptive words that name the text itself when they end a parameter's name: an
 #: ``email_subject`` is a subject, a ``message_body`` a body (a ``message_id`` stays an identifier).
 _TEXT_HEADS = frozenset("subject body message text title caption content notes note description summary comment memo answer".split())
+#: Parameter words naming what a created thing is called (an automation's ``name``, a sheet's
+#: ``title``): the model's label for it, when the tool creates.
+_LABEL_HEADS = frozenset({"name", "title", "label"})
 #: Formats written after the text they name: ``content_markdown``, ``body_html``.
 _TEXT_FORMATS = frozenset("markdown md html plain rich raw".split())
 #: Parameter words naming a program or a formula the model writes: a shell command, code, an
@@ -155,7 +160,7 @@ class Risk:
 
 def risk_of(
     name: str, schemas: Iterable[dict[str, Any]], value: Any, said: str = "", results: str = "", parent: str = "", lookup: bool = False,
-    numbers: Collection[int | float] = frozenset(), paths: str = "",
+    numbers: Collection[int | float] = frozenset(), paths: str = "", creates: bool = False, today: date | None = None,
 ) -> Risk:
     """What is at stake if ``value`` for parameter ``name`` (described by ``schemas``) was invented;
     ``said`` is what the user and system said, ``results`` what earlier tools returned (a summary
@@ -164,15 +169,20 @@ def risk_of(
     ``lookup`` whether the tool only reads (its name's verb: get, search, list), whose page size
     the model may choose; ``numbers`` the numbers said or returned, as ``normalise.number_key``
     writes them (the grounding index's: "100k" gives 100000); ``paths`` the paths earlier calls
-    named that the environment found (``Conversation.confirmed_paths``)."""
+    named that the environment found (``Conversation.confirmed_paths``); ``creates`` whether the
+    tool creates something (its name's verb), whose name or title the model may word; ``today``
+    the conversation's date, against which a day said in words is read."""
     schemas = [s for s in schemas if isinstance(s, dict)]
     named = name_words(name).split()
     words = set(named)
     formats = {str(s.get("format")) for s in schemas if s.get("format")}
     composed = isinstance(value, str) and len(value.split()) >= 2
     head = named[-2] if len(named) > 1 and named[-1] in _TEXT_FORMATS else named[-1] if named else ""
-    if composed and head in _TEXT_HEADS and _composed(value, said, results):
+    texts = _TEXT_HEADS | _LABEL_HEADS if creates else _TEXT_HEADS  # the name of what a tool creates is the model's label
+    if composed and head in texts and _composed(value, said, results):
         return Risk("derivable", "a text the model composed from what was said or returned: every name and number in it was")
+    if isinstance(value, str) and head in texts and unspaced(value) and _pieced(normalise_text(value), said, results):
+        return Risk("derivable", "a text in a script without spaces, made of pieces of what was said or returned")
     if composed and words & _REPLY_WORDS and any(_TO_THE_USER.search(str(s.get("description", ""))[:500]) for s in schemas) and _replies(value, said, results):
         return Risk("derivable", "the model's answer to the user, in its own words over what was said or returned: a reply, no act on the world")
     described = set(normalise_text(" ".join(str(s.get("description", "")) for s in schemas)[:300]).split())
@@ -196,7 +206,7 @@ def risk_of(
         return Risk("derivable", "a measure with its unit (a duration, a distance) a model may compute, convert or estimate")
     if isinstance(value, str) and words & _RANGE_WORDS and _A1_RANGE.fullmatch(value.strip()):
         return Risk("derivable", "a range of cells in A1 notation, which the model works out from the layout described")
-    if isinstance(value, str) and _slot_in_named_part(value.strip(), said, results):
+    if isinstance(value, str) and _slot_in_named_part(value.strip(), said, results, today):
         return Risk("derivable", "a time the model picked inside the part of the day the user named, on a day the conversation or a tool gave")
     if isinstance(value, str) and _window_said(value.strip(), said):
         return Risk("derivable", "a time window in the tool's relative syntax over a span of the unit the user named ('the past hour': now-1h)")
@@ -220,7 +230,7 @@ def risk_of(
         if not _number_stated_for(words, said):
             return Risk("derivable", "a measure or rating a model may compute, convert or estimate")
         return Risk("ordinary", "the user stated another number for this parameter; a different one contradicts it")
-    if composed and held & _DESCRIPTIVE_WORDS and _echoes(value, said, results) and not points(value):
+    if composed and held & _DESCRIPTIVE_WORDS and (_echoes(value, said, results) or _composed(value, said, results)) and not points(value):
         return Risk("derivable", "descriptive text in the model's words, echoing what was said or returned")
     if isinstance(value, str) and words & _QUERY_WORDS and _literals_said(value, said, results, numbers):
         return Risk("derivable", "a query in the tool's own syntax whose values were said or returned")
@@ -238,6 +248,10 @@ def risk_of(
         return Risk("derivable", "the name of one of the API's own fields: it shapes the answer and carries no user data")
     if isinstance(value, str) and _abbreviates(value.strip(), said, results):
         return Risk("derivable", "a code abbreviating a name that was said or returned ('AAPL' for Apple, 'NYC' for New York City)")
+    if isinstance(value, str) and (qualified := _QUALIFIED.fullmatch(value.strip())) and _example_qualifier(qualified[2], schemas) and (
+        _abbreviates(qualified[1], said, results) or _found(qualified[1], said, results)
+    ):
+        return Risk("derivable", "a code said or abbreviating a name, qualified the way the description's example is ('NVDA:NASDAQ' for 'MSFT:NASDAQ')")
     if isinstance(value, str) and _unclipped(value.strip(), said):
         return Risk("derivable", "the full form of a word the user clipped ('tech': technology, 'info': information)")
     return Risk("ordinary", "a value the user would normally state")
@@ -275,21 +289,63 @@ def _facts(value: str) -> list[str]:
         word = m[0]
         if word[0].isdigit():  # "$1,000" is one number, as the normalised haystack writes it
             facts.extend(n for n in re.findall(r"\d+", re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", word)) if n.strip("0"))
-        elif word[0].isupper() and word != "I" and not word.startswith(("I'", "I’")) and not _SENTENCE_START.search(value[max(0, m.start() - 8) : m.start()]):
+        elif (
+            word[0].isupper() and word != "I" and not word.startswith(("I'", "I’")) and word not in PROSE_ABBREVIATIONS
+            and not _SENTENCE_START.search(value[max(0, m.start() - 8) : m.start()])
+        ):
             facts.append(word)
     return facts
 
 
 def _found(fact: str, said: str, results: str) -> bool:
-    """Whether a fact was said or returned, as a whole word of the normalised text."""
-    needle = f" {normalise_text(fact)} "
-    return needle.strip() != "" and (needle in _normalised(said) or needle in _normalised(results))
+    """Whether a fact was said or returned, as a whole word of the normalised text; a month or a
+    weekday by any of its names ("November" for "Nov", "Fri" for "Friday")."""
+    needle = normalise_text(fact)
+    forms = _CALENDAR_FORMS.get(needle, (needle,))
+    return needle != "" and any(f" {form} " in _normalised(said) or f" {form} " in _normalised(results) for form in forms)
+
+
+#: Each name of a month or a weekday -> all the names of it.
+_CALENDAR_FORMS: dict[str, tuple[str, ...]] = {
+    name: names for names in (*MONTHS, *((day, *WEEKDAY_SHORT[day]) for day in WEEKDAYS)) for name in names
+}
+#: A clock time in a composed text ("23:00", "9:30"): said as it is, or on a 12-hour clock ("11pm").
+_CLOCK_TIME = re.compile(r"\b([01]?\d|2[0-3]):([0-5]\d)\b")
+
+
+def _clock_found(m: re.Match[str], said: str, results: str) -> bool:
+    hour, minutes = int(m[1]), int(m[2])
+    hours = {str(hour), str(hour % 12 or 12)}
+    return any(_found(h, said, results) for h in hours) and (minutes == 0 or _found(str(minutes), said, results))
+
+
+def _pieced(value: str, said: str, results: str = "") -> bool:
+    """Whether a text in a script written without spaces ("产品团队需求评审") is made of pieces of
+    two characters or more of what was said or returned ("和产品团队过一下需求评审"): the longest
+    piece found at each place, covering four fifths of it at least."""
+    value = value.replace(" ", "")[:200]
+    if len(value) < 2:
+        return False
+    covered = i = 0
+    while i < len(value):
+        j = next((j for j in range(len(value), i + 1, -1) if value[i:j] in said or value[i:j] in results), None)
+        if j is None:
+            i += 1
+        else:
+            covered, i = covered + j - i, j
+    return 5 * covered >= 4 * len(value)
 
 
 def _facts_found(value: str, said: str, results: str = "") -> bool:
     """Whether a text says nothing new: every fact in it was said or returned, and it is no mere
     pointer ("the same as last time")."""
-    return not points(value) and all(_found(f, said, results) for f in dict.fromkeys(_facts(value)))
+    if points(value):
+        return False
+    clocks = list(itertools.islice(_CLOCK_TIME.finditer(value[:4_000]), 16))
+    if not all(_clock_found(m, said, results) for m in clocks):
+        return False
+    rest = _CLOCK_TIME.sub(" ", value[:4_000]) if clocks else value
+    return all(_found(f, said, results) for f in dict.fromkeys(_facts(rest)))
 
 
 def _composed(value: str, said: str, results: str = "") -> bool:
@@ -433,6 +489,16 @@ def _numbers_found(value: str, numbers: Collection[int | float]) -> bool:
 _CODE = re.compile(r"[A-Z]{3,5}")
 
 
+#: A code with a qualifier after a colon: a ticker and its exchange ("NVDA:NASDAQ"), a namespace and a name.
+_QUALIFIED = re.compile(r"([A-Za-z0-9.^_-]{1,16}):([A-Za-z0-9_-]{1,16})")
+
+
+def _example_qualifier(qualifier: str, schemas: Iterable[dict[str, Any]]) -> bool:
+    """Whether a parameter's description shows a value qualified the same way ("e.g. MSFT:NASDAQ")."""
+    pattern = re.compile(rf"[A-Za-z0-9.^_-]:{re.escape(qualifier)}\b")
+    return any(pattern.search(str(s.get("description", ""))[:1_000]) for s in schemas)
+
+
 def _abbreviates(value: str, said: str, results: str = "") -> bool:
     """Whether a code of three to five capitals abbreviates a word that was said or returned: its
     letters in order in one longer word with the same first letter ("AAPL" in "apple", "CHI" in
@@ -492,11 +558,11 @@ def _path_listed(value: str, said: str, results: str) -> bool:
     return len(parts) >= 2 and all(_found(p, said, results) for p in parts) and any(_found(p, "", results) for p in parts[-1:])
 
 
-def _slot_in_named_part(value: str, said: str, results: str) -> bool:
+def _slot_in_named_part(value: str, said: str, results: str, today: date | None = None) -> bool:
     """Whether a date-time falls inside a part of the day the user named ("a free hour tomorrow
     afternoon": 15:00; ``lexicon.DAY_PARTS``, "tonight" an evening) on a day the conversation or a
     tool result gives (its ISO date written there): the slot the model picked, as the user asked
-    it to."""
+    it to; or, the conversation's date known, on a day said in words ("wednesday evening")."""
     words = set(_words_of(said))
     named = [hours for part, hours in DAY_PARTS.items() if part in words or (part == "evening" and "tonight" in words)]
     parsed = parse_temporal(value) if named and len(value) <= 40 else None  # the words first: parsing costs more
@@ -505,7 +571,12 @@ def _slot_in_named_part(value: str, said: str, results: str) -> bool:
     hour = parsed.time.hour + parsed.time.minute / 60
     inside = any(first <= hour <= end for first, end in named)
     day = f" {normalise_text(parsed.date.isoformat())} "  # the haystacks are normalised: "2026 03 13"
-    return inside and (day in _normalised(said) or day in _normalised(results))
+    if not inside:
+        return False
+    if day in _normalised(said) or day in _normalised(results):
+        return True
+    patterns = temporal_patterns(parsed.date.isoformat(), today) if today is not None else None  # "wednesday evening"
+    return patterns is not None and patterns.date is not None and patterns.date.search(_normalised(said)) is not None
 
 
 def _unclipped(value: str, said: str) -> bool:

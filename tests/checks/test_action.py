@@ -232,3 +232,12 @@ def test_make_it_changes_what_is_there():
     # Everyday negatives: making a new one creates; making it to a place asks for no change
     assert categories("addMenuItem", "make a new dish called Pad Thai") == []
     assert categories("updateMenuItem", "can you make it to the menu tasting at 5?") == []
+
+
+def test_something_put_into_a_new_one_creates_and_checking_in_reads_nothing():
+    assert categories("addMenuItem", "pull the specials from the sheet into a new menu item and tell the chef") == []
+    assert categories("addMenuItem", "we arrive late, we'll check in around 11pm, put Pad Thai on it") == []
+    # everyday negatives: a new thing only talked about, checking something, checking out an order
+    assert categories("deleteMenuItem", "what is on the new menu?") != []
+    assert categories("addMenuItem", "check the Pad Thai on the menu") != []
+    assert categories("deleteMenuItem", "check what Pad Thai costs on the menu") != []

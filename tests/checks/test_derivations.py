@@ -1221,3 +1221,45 @@ def test_a_default_the_description_states_in_words_is_the_schemas_choice() -> No
     assert derive("imperial", "units", [(0, "weather for Saturday in Porto")], description=units) is None
     assert derive("settings", "mode", [(0, "reset it")], description="The default settings are used when empty") is None
     assert derive("fr", "lang", [(0, "weather in Porto")], description="Language code (default en).") is None
+
+
+def test_the_first_day_of_a_range_whose_month_only_its_end_names() -> None:
+    today = date(2025, 6, 2)
+    for value, text in [("2025-07-21", "od 21. do 25. července"), ("2025-08-03", "vom 3. bis 7. August"),
+                        ("2025-08-03", "del 3 al 7 de agosto")]:
+        found = derive(value, "start_date", [(1, text)], today=today)
+        assert found is not None and "->" in found[1]
+    # everyday negatives: a room number before a date, an age before it, a start after the end
+    assert derive("2025-08-03", "start_date", [(1, "Zimmer 3 am 7. August")], today=today) is None
+    assert derive("2025-08-30", "start_date", [(1, "Ich bin 30. 7. August")], today=today) is None
+    assert derive("2025-08-09", "start_date", [(1, "vom 9. bis 7. August")], today=today) is None
+
+
+def test_a_unix_time_read_in_the_time_zone_the_conversation_names() -> None:
+    now = (0, "Now: Wednesday 2025-05-07 11:20 JST (Asia/Tokyo, UTC+9).")
+    assert derive(1746597600, "expiration", [now, (1, "set my status to in a meeting until 3pm")], today=date(2025, 5, 7)) is not None
+    assert derive(1746597600, "expiration", [(0, "It is 2025-05-07, UTC+9."), (1, "busy until 3pm")], today=date(2025, 5, 7)) is not None
+    # everyday negatives: an hour later than said, no time said, no zone named (3pm UTC is another moment)
+    assert derive(1746597600 + 3600, "expiration", [now, (1, "set my status to in a meeting until 3pm")], today=date(2025, 5, 7)) is None
+    assert derive(1746597600, "expiration", [now, (1, "set my status to in a meeting")], today=date(2025, 5, 7)) is None
+    assert derive(1746597600, "expiration", [(0, "Today is 2025-05-07."), (1, "busy until 3pm")], today=date(2025, 5, 7)) is None
+
+
+def test_a_day_and_an_hour_said_in_two_phrases_of_another_language() -> None:
+    said = [(1, "ich muss nächsten Dienstag morgens von Köln nach München und sollte spätestens um 13 Uhr da sein")]
+    assert derive("2024-07-09T13:00:00", "arrival", said, today=date(2024, 7, 4)) is not None
+    # everyday negatives: another hour, another day, an hour said as a duration
+    assert derive("2024-07-09T14:00:00", "arrival", said, today=date(2024, 7, 4)) is None
+    assert derive("2024-07-10T13:00:00", "arrival", said, today=date(2024, 7, 4)) is None
+    assert derive("2024-07-09T08:00:00", "arrival", [(1, "nächsten Dienstag, die Fahrt dauert 8 Stunden")], today=date(2024, 7, 4)) is None
+
+
+def test_the_week_of_a_day_ends_on_its_friday_or_sunday() -> None:
+    said = [(1, "I'd like to take the week of May 6 off")]
+    today = date(2024, 4, 22)
+    assert derive("2024-05-10", "end_date", said, today=today) is not None
+    assert derive("2024-05-12", "end_date", said, today=today) is not None
+    # everyday negatives: a Thursday inside it, the week after it, a day said without "the week of"
+    assert derive("2024-05-09", "end_date", said, today=today) is None
+    assert derive("2024-05-17", "end_date", said, today=today) is None
+    assert derive("2024-05-10", "end_date", [(1, "I'd like May 6 off")], today=today) is None

@@ -7,6 +7,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from guard import Guard
 from guard.budgets import GuardState
 from guard.checks import CheckContext, grounding, repetition
 from guard.checks.grounding import GroundingMatch
@@ -507,3 +508,16 @@ def test_an_end_is_its_start_plus_the_length_stated_or_the_length_the_event_had(
     ]
     assert flagged({"title": "Dentist", "start": "2025-04-16T16:30:00-05:00", "end": "2025-04-16T17:15:00-05:00"}, moved) == []
     assert flagged({"title": "Dentist", "start": "2025-04-16T16:30:00-05:00", "end": "2025-04-16T17:30:00-05:00"}, moved) == ["$.end"]
+
+
+def test_a_code_another_tool_lists_for_a_parameter_of_the_same_name_is_the_apis_own():
+    def tool(name: str, card: dict[str, Any]) -> dict[str, Any]:
+        return {"name": name, "parameters": {"type": "object", "properties": {"discount_card": card, "note": {"type": "string"}}}}
+
+    tools = [tool("search_journeys", {"type": "string", "enum": ["NONE", "BC25_2", "BC50_2"]}), tool("get_offers", {"type": "string"})]
+    said = [("user", "2nd class, I have a BahnCard 25")]
+    assert Guard(tools).check({"name": "get_offers", "args": {"discount_card": "BC25_2"}}, said).action.value == "allow"
+    # everyday negatives: a code no tool lists, a listed code under another parameter's name, no tool lists any
+    assert Guard(tools).check({"name": "get_offers", "args": {"discount_card": "BC75_2"}}, said).action.value != "allow"
+    assert Guard(tools).check({"name": "get_offers", "args": {"note": "BC25_2"}}, said).action.value != "allow"
+    assert Guard(tools[1:]).check({"name": "get_offers", "args": {"discount_card": "BC25_2"}}, said).action.value != "allow"

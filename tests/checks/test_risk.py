@@ -656,3 +656,48 @@ def test_a_free_text_query_named_by_a_letter_echoes_the_request() -> None:
     assert risk_of("q", schema, "botas de montaña impermeables", said).level == "ordinary"
     assert risk_of("q", [{"type": "string", "description": "the order id"}], "zapatillas asfalto", said).level != "derivable"
     assert risk_of("q", [{"type": "string"}], "zapatillas running asfalto", said).level == "ordinary"
+
+
+def test_the_name_of_what_a_tool_creates_is_the_models_label_over_what_was_said() -> None:
+    said = "whenever the bedroom humidity goes over 65%, turn on the dehumidifier"
+    name = "Bedroom dehumidifier on above 65% humidity"
+    assert risk_of("name", [{"type": "string"}], name, said, creates=True).level == "derivable"
+    assert risk_of("title", [{"type": "string"}], "产品团队需求评审", "帮我加个会 和产品团队过一下需求评审", creates=True).level == "derivable"
+    # everyday negatives: a name for a tool that looks it up, a number nobody said, a Chinese title nobody said
+    assert risk_of("name", [{"type": "string"}], name, said, creates=False).level != "derivable"
+    assert risk_of("name", [{"type": "string"}], "Bedroom dehumidifier on above 70% humidity", said, creates=True).level != "derivable"
+    assert risk_of("title", [{"type": "string"}], "市场部周会安排", "帮我加个会 和产品团队过一下需求评审", creates=True).level != "derivable"
+
+
+def test_a_composed_note_reads_times_on_either_clock_months_by_any_name_and_prose_abbreviations() -> None:
+    said = "flexible one (2). we land late so put a note that we'll check in around 11pm. Nov 11 to 15"
+    note = "Late arrival: we expect to check in around 23:00 on 11 November. Please hold the room."
+    assert risk_of("special_requests", [{"type": "string"}], note, said).level == "derivable"
+    assert risk_of("description", [{"type": "string"}], "Lunch - restaurant TBD, Sam will send the place.",
+                   "The user is Sam. set up a lunch with Dana, I'll pick the place").level == "derivable"
+    # everyday negatives: another hour, another month, a name nobody said
+    assert risk_of("special_requests", [{"type": "string"}], note.replace("23:00", "22:00"), said).level != "derivable"
+    assert risk_of("special_requests", [{"type": "string"}], note.replace("November", "December"), said).level != "derivable"
+    assert risk_of("description", [{"type": "string"}], "Lunch - restaurant TBD, Maria will send the place.",
+                   "The user is Sam. set up a lunch with Dana, I'll pick the place").level != "derivable"
+
+
+def test_a_slot_in_the_part_of_a_day_said_in_words() -> None:
+    from datetime import date
+
+    said = "remind me wednesday evening to book a table"
+    assert risk_of("remind_at", [{"type": "string"}], "2024-03-13T18:00:00-05:00", said, today=date(2024, 3, 12)).level == "derivable"
+    # everyday negatives: the morning of that day, the evening of another day, no date to read the day against
+    assert risk_of("remind_at", [{"type": "string"}], "2024-03-13T09:00:00-05:00", said, today=date(2024, 3, 12)).level != "derivable"
+    assert risk_of("remind_at", [{"type": "string"}], "2024-03-14T18:00:00-05:00", said, today=date(2024, 3, 12)).level != "derivable"
+    assert risk_of("remind_at", [{"type": "string"}], "2024-03-13T18:00:00-05:00", said).level != "derivable"
+
+
+def test_a_code_qualified_as_the_descriptions_example_is() -> None:
+    schema = [{"type": "string", "description": "Stock symbol (ticker). e.g. MSFT:NASDAQ, or MSFT"}]
+    said = "I hold 25 shares of NVIDIA, what is it worth?"
+    assert risk_of("symbol", schema, "NVDA:NASDAQ", said).level == "derivable"
+    # everyday negatives: a company nobody named, an exchange the example does not show, no example at all
+    assert risk_of("symbol", schema, "AMD:NASDAQ", said).level != "derivable"
+    assert risk_of("symbol", schema, "NVDA:LSE", said).level != "derivable"
+    assert risk_of("symbol", [{"type": "string"}], "NVDA:NASDAQ", said).level != "derivable"

@@ -577,3 +577,12 @@ def test_a_lookup_by_the_identifier_the_step_before_returned_is_the_next_step(se
     assert not _keyed_by_a_result(ctx({"name": "get_user_details", "args": {"user_id": "yusuf_rossi_9620"}, "id": "c2"},
                                       [{"role": "user", "content": "my id is yusuf_rossi_9620"}]))
     assert not _keyed_by_a_result(ctx({"name": "get_user_details", "args": {"user_id": "Yusuf"}, "id": "c2"}, found))
+
+
+def test_a_request_in_a_language_the_model_does_not_read_is_not_ranked(semantic: Any) -> None:
+    call = {"name": "translate_text", "args": {"text": "Oslo"}, "id": "1"}
+    assert selection_check(_ctx(semantic, TOOLS, call, "Hur blir vädret i Oslo i dag, tror du att det regnar?")) == []
+    # everyday negatives: the same request in English, English with a foreign place name, English after a greeting in Spanish
+    assert selection_check(_ctx(semantic, TOOLS, call, "What's the weather like in Oslo today?")) != []
+    assert selection_check(_ctx(semantic, TOOLS, call, "What's the weather like in Säo Paulo today?")) != []
+    assert selection_check(_ctx(semantic, TOOLS, call, "hola! What's the weather like in Oslo today, will it rain?")) != []
