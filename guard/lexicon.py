@@ -184,9 +184,16 @@ PROJECT_FILES = frozenset(
     """.split()
 )
 
-#: Abbreviations written in capitals that belong to ordinary prose, not names: a composed note's
-#: "restaurant TBD", "FYI", "ETA 5pm" carry no fact of their own.
-PROSE_ABBREVIATIONS = frozenset("TBD TBA TBC FYI ASAP ETA RSVP OK NB PS AM PM FAQ DM PTO OOO EOD EOW".split())
+#: Words written with a capital that name no one in a composed text: prose abbreviations
+#: ("restaurant TBD", "FYI", "DM us") and the titles a greeting puts before a name ("Bonjour
+#: Madame Rivière", "Dear Mr Lee", "Hola Señora Ruiz").
+PROSE_CAPITALS = frozenset(
+    """
+    TBD TBA TBC FYI ASAP ETA RSVP OK NB PS AM PM FAQ DM PTO OOO EOD EOW
+    Mr Mrs Ms Mx Dr Prof Sir Madam Madame Mme Mademoiselle Monsieur Herr Frau Señor Señora Señorita Sr Sra Srta
+    Signor Signora Sig Senhor Senhora
+    """.split()
+)
 
 GRAMMAR_WORDS = frozenset("a an the to from of in on at for and or with by".split())
 #: Words too common in a parameter's name to say what a value is for ("level of fluency": "of").

@@ -28,6 +28,7 @@ from rapidfuzz.distance import OSA
 
 from guard import schema as schemas
 from guard.lexicon import DATE_LANGUAGES
+from guard.text import described_literal
 from guard.checks import CheckContext
 from guard.checks.arguments import (
     child_path,
@@ -178,6 +179,8 @@ class _Walk:
         target = _target_format(_str_or_none(schema.get("format")), _str_or_none(schema.get("description")))
         if target is None or _matches(value, target) or _fits_pattern(value, schema):
             return value
+        if described_literal(value, _str_or_none(schema.get("description")) or ""):
+            return value  # "YYYY-MM-DD or relative: 'today', 'yesterday', 'NdaysAgo'": a form the API takes as it is
         parsed = _parse_when(value, self.ctx.conversation.reference_time)
         if parsed is None or not parsed.fits(target):
             return value

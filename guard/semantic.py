@@ -68,6 +68,7 @@ try:
 except ImportError as exc:  # pragma: no cover - numpy comes with the extra's torch
     raise ImportError(f"guard.semantic needs numpy: {install_hint('semantic')}") from exc
 
+from guard.checks.action import asked_kinds
 from guard.checks.grounding import GroundingMatch, SemanticSkip
 from guard.checks.measures import currency_names, identified_language, language_names
 from guard.checks.risk import points
@@ -1091,6 +1092,10 @@ def selection_check(ctx: Any) -> list[Finding]:
     if _lookup(ctx.spec, prefix) and _keyed_by_what_was_named(ctx) and not (_nouns(ctx.spec, prefix) & _nouns(better, prefix)) - _generic_nouns():
         # reading the record the user identified (their user id, the contact they named) is how
         # serving them starts, whatever the request goes on to ask
+        return []
+    if _lookup(ctx.spec, prefix) and _acts(better, prefix) and asked_kinds(users[-1]) == {"read"}:
+        # "what's on my calendar tomorrow afternoon?": a question is served by a read, however
+        # well a tool that creates matches its words
         return []
     if _lookup(ctx.spec, prefix) and _keyed_by_a_result(ctx):
         # the record the step before found, read by the identifier it returned: the next step

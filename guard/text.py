@@ -8,6 +8,7 @@ possessive "s" ("the user 'john_doe's playlist"). Each check says how long a phr
 
 from __future__ import annotations
 
+import itertools
 import re
 from functools import lru_cache
 
@@ -88,3 +89,20 @@ def without_boilerplate(description: str, shared: frozenset[str]) -> str:
         return description
     kept = [s for s in _sentences(description) if _sentence_key(s) not in shared]
     return " ".join(s.strip() for s in kept) if kept else description
+
+
+#: A token a description quotes as a value the parameter takes: 'yesterday', "NdaysAgo", `latest`.
+_QUOTED_TOKEN = re.compile(r"""['"`]([A-Za-z0-9_:.+-]{1,40})['"`]""")
+
+
+def described_literal(value: str, description: str) -> tuple[str, str | None] | None:
+    """Whether a description quotes ``value`` as a form the parameter takes: the token itself
+    ('yesterday'), or a template whose capital N stands for a number ('NdaysAgo' for "7daysAgo").
+    The quoted token, and the number the value puts for N (None for a token taken as it is)."""
+    for m in itertools.islice(_QUOTED_TOKEN.finditer(description[:2_000]), 32):
+        token = m[1]
+        if token == value:
+            return token, None
+        if "N" in token and token != "N" and (found := re.fullmatch(re.escape(token).replace("N", r"(\d{1,6})", 1), value)):
+            return token, found[1]
+    return None

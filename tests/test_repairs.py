@@ -359,3 +359,13 @@ def test_odd_values_never_raise():
         _, findings = repair(raw, schema)
         for finding in findings:
             finding.model_dump_json()
+
+
+def test_a_form_the_description_quotes_is_left_as_it_is():
+    schema = {"type": "string", "description": "YYYY-MM-DD or relative: 'today', 'yesterday', 'NdaysAgo'"}
+    for value in ("yesterday", "7daysAgo", "today"):
+        assert repair(value, schema) == (value, [])
+    # everyday negatives: a relative word the description does not quote, a date in another format, the template itself with no number
+    assert repair("tomorrow", schema)[0] != "tomorrow"
+    assert repair("03/15/2025", schema)[0] == "2025-03-15"
+    assert repair("Ndays", schema)[0] == "Ndays"  # no date at all: left alone, unreported

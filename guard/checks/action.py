@@ -135,6 +135,12 @@ _MAKES_OTHER = frozenset({"it", "that", "this", "them", "those"})
 _FILES_NEW = frozenset({"a", "an", "new"})
 
 
+def asked_kinds(text: str) -> set[str]:
+    """The kinds of action a request asks for (read, create, update, delete, act): "what's on my
+    calendar tomorrow?" reads, "add Pad Thai to the menu" creates."""
+    return _kinds(text)
+
+
 def _kinds(text: str) -> set[str]:
     kinds = set()
     words: list[str] = []

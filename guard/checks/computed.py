@@ -8,6 +8,8 @@
   that sensor" after a reading stamped 14:05: the start at 08:05);
 * a **year of birth** from a year and an age the conversation gives ("the 1911 census" and a
   household member "age": 28: born 1883 or 1882);
+* a **percentage** the user said, taken off, added to or taken of a number the conversation holds
+  ("20% off" a price a tool returned: the sale price);
 * a **multiple** the user asked for of a number the conversation holds next to the thing the
   parameter names ("Classic Banana Bread ... serves 4" then "double it": ``target_servings: 8``;
   a deployment at ``replicas: 3`` and "double its replicas": 6).
@@ -212,7 +214,38 @@ def asked_multiple(value: object, param: str, asked: str, said: list[tuple[int, 
     return None
 
 
-__all__ = ["asked_multiple", "result_total", "shifted_result_time"]
+#: A percentage as people write it in the common languages: "20%", "20 %", "15 percent", "un 20 por ciento".
+_PERCENT = re.compile(r"(?<![\d.,])(\d{1,3}(?:[.,]\d{1,2})?)\s?(?:%|percent\b|per cent\b|por ciento\b|pour cent\b|prozent\b|per cento\b|procent\w*)", re.IGNORECASE)
+#: A number as a text or a JSON document writes it.
+_NUMBER = re.compile(r"(?<![\w.])-?\d{1,9}(?:\.\d{1,6})?(?![\w.]|\.\d)")
+_BASES = 2_000
+
+
+def percent_applied(value: object, said: list[tuple[int, str]], results: list[tuple[int, str]]) -> Derivation | None:
+    """``sale_price: "10.32"`` for "20% off" a product a tool returned at 12.90: a percentage the
+    user said, taken off, added to or taken of a number the conversation holds (a price, a
+    total), to the value's precision."""
+    number = _number(value)
+    if number is None or number == 0:
+        return None
+    percents = list(dict.fromkeys(float(m[1].replace(",", ".")) for _, text in said for m in itertools.islice(_PERCENT.finditer(text[:_READ // 10]), 8)))[:8]
+    percents = [p for p in percents if 0 < p < 1_000]
+    if not percents:
+        return None
+    held = sorted(said + results)[-_RESULTS:]
+    # the numbers held, the percentages' own aside ("10%" is no price of 10)
+    bases = ((index, float(m[0])) for index, text in reversed(held) for m in _NUMBER.finditer(_PERCENT.sub(" ", text[:_READ])))
+    for index, base in itertools.islice(bases, _BASES):
+        for p in percents:
+            for word, result in (("less", base * (1 - p / 100)), ("plus", base * (1 + p / 100)), ("of", base * p / 100)):
+                if number.is_integer() and not math.isclose(result, round(result), abs_tol=1e-9):
+                    continue  # a whole number is no rounding of 4.6: only an exact result counts
+                if rounds_to(number, result):
+                    return index, f"{base:g} {word} {p:g}% -> {value}"
+    return None
+
+
+__all__ = ["asked_multiple", "percent_applied", "result_total", "shifted_result_time"]
 
 
 #: A year of an event, 1500-2099, as written.

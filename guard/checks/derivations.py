@@ -45,7 +45,7 @@ from guard.normalise import (
     temporal_patterns,
 )
 from guard.registry import name_words
-from guard.text import named_sites
+from guard.text import described_literal, named_sites
 
 #: The user and system messages, as written, with their index in the conversation.
 Said = list[tuple[int, str]]
@@ -486,6 +486,38 @@ def _year_bounds(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
+#: A decade as people say it: "the 90s", "the 1990s", "the '90s", "the nineties" (normalised text).
+_DECADE = re.compile(r" (?:the |in the |from the )(?:(1[89]|20)?([0-9])0 s|(twenties|thirties|forties|fifties|sixties|seventies|eighties|nineties)) ")
+_DECADE_WORDS = {"twenties": 2, "thirties": 3, "forties": 4, "fifties": 5, "sixties": 6, "seventies": 7, "eighties": 8, "nineties": 9}
+#: A year written with an apostrophe and two digits: "jan '24", "summer of ’19".
+_SHORT_YEAR = re.compile(r"(?<![\w'’])['’](\d\d)(?![\w'’])")
+
+
+def _decade_or_short_year(value: object, ctx: Context) -> Derivation | None:
+    """``release_year_from: 1990`` / ``release_year_to: 1999`` from "movies from the 90s": a
+    decade's first or last year (of the last hundred years when the century is not said; a
+    decade's first or last day too); ``year: 2024`` from "jan '24": a year written short."""
+    day = date_value(value)
+    year = day.year if day is not None else value if isinstance(value, int) and not isinstance(value, bool) else None
+    if year is None or not 1800 <= year <= 2199:
+        return None
+    for index, text in ctx.normalised:
+        for m in itertools.islice(_DECADE.finditer(text[:_READ]), 8):
+            digit = int(m[2]) if m[2] is not None else _DECADE_WORDS[m[3]]
+            century = int(m[1]) * 100 if m[1] else (ctx.today.year if ctx.today else date.today().year) // 100 * 100
+            first = century + 10 * digit
+            if not m[1] and first > (ctx.today.year if ctx.today else date.today().year):
+                first -= 100  # "the 90s" said in 2025: the 1990s
+            bounds = {first: (1, 1), first + 9: (12, 31)}
+            if year in bounds and (day is None or (day.month, day.day) == bounds[year]):
+                return index, f"{m[0].strip()} -> {value}"
+    if day is None:
+        for index, text in ctx.said:
+            if any(2000 + int(m[1]) == year or 1900 + int(m[1]) == year for m in _SHORT_YEAR.finditer(text[:_READ])):
+                return index, f"'{year % 100:02d} -> {year}"
+    return None
+
+
 #: How far before a year the date and label patterns look ("October 09, ", "flat number ").
 _LOOK_BACK = 40
 
@@ -870,6 +902,9 @@ def _calendar_period(value: object, ctx: Context) -> Derivation | None:
     month = _ISO_MONTH.fullmatch(value.strip()) if isinstance(value, str) and day is None else None
     if month is not None and 1 <= int(month[2]) <= 12:
         day = date(int(month[1]), int(month[2]), 1)  # "month: 2025-09" from "last month": the month itself
+    if day is None and isinstance(value, str) and (parsed := parse_temporal(value)) is not None and parsed.date and parsed.time:
+        if parsed.time.replace(second=0) in (time(0, 0), time(23, 59)) or _clock_said(parsed.time, ctx):
+            day = parsed.date  # "sometime this week", within working hours "09:00-18:00": its Friday at 18:00
     if day is None:
         return None
     todays = _todays(ctx)[:4]
@@ -1291,6 +1326,36 @@ def _described_choice(value: object, ctx: Context) -> Derivation | None:
             return None  # the user named another of them
         return None, f"one of the values the description gives ({whole[0]})"
     return None
+
+
+def _described_form(value: object, ctx: Context) -> Derivation | None:
+    """``start_date: "7daysAgo"`` for "the last 7 days" when the description says "YYYY-MM-DD or
+    relative: 'today', 'yesterday', 'NdaysAgo'": a form the API takes that the description
+    quotes, its number said by the user; a quoted keyword alone ('yesterday') is a choice the
+    schema offers, no fact, when the description lists three forms at least (not an example,
+    "e.g. 'primary'", nor a value for a meaning, "use 'primary' for the main calendar"), unless
+    the user named another of them."""
+    if not isinstance(value, str) or not ctx.description or len(value) > 40:
+        return None
+    found = described_literal(value.strip(), ctx.description)
+    if found is None:
+        return None
+    token, number = found
+    if number is not None:  # a template: its number must have been said
+        said = f" {int(number)} "
+        return next(((index, f"{number} -> {value} (the description's {token!r})") for index, text in ctx.normalised if said in text), None)
+    quoted = list(itertools.islice(_QUOTED_FORM.finditer(ctx.description[:2_000]), 32))
+    at = next(m.start() for m in quoted if m[1] == token)
+    if len(quoted) < 3 or _EXAMPLE_OR_USE.search(ctx.description[max(0, at - 40) : at]):
+        return None  # an example ("e.g. 'primary'"), or a value for a meaning ("use 'primary' for the main one")
+    others = {m[1] for m in quoted} - {token}
+    if any(f" {normalise_text(o)} " in text for o in others if "N" not in o for _, text in ctx.normalised):
+        return None  # the user named another of the forms
+    return None, f"one of the forms the description lists ({token!r})"
+
+
+_QUOTED_FORM = re.compile(r"""['"`]([A-Za-z0-9_:.+-]{1,40})['"`]""")
+_EXAMPLE_OR_USE = re.compile(r"\b(?:e\.?g|i\.?e|for example|for instance|such as|like|use|pass|set|means?)\b", re.IGNORECASE)
 
 
 def _described_default(value: object, ctx: Context) -> Derivation | None:
@@ -1810,6 +1875,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _duration,
     _relative_range,
     _year_bounds,
+    _decade_or_short_year,
     _year_span,
     _month_day,
     _stated_today,
@@ -1832,6 +1898,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _frequency,
     _described_meaning,
     _described_choice,
+    _described_form,
     _described_default,
     _standard_rate,
     _at_rest,

@@ -26,7 +26,7 @@ from typing import Any, Literal
 from guard.checks.measures import in_order
 from guard.checks.programs import StringPart, added_lines, python_strings
 from guard.checks.relevance import stem
-from guard.lexicon import DAY_PARTS, GRAMMAR_WORDS, MONTHS, PROJECT_FILES, PROSE_ABBREVIATIONS, STOPWORDS, WEEKDAY_SHORT, WEEKDAYS, unspaced
+from guard.lexicon import DAY_PARTS, GRAMMAR_WORDS, MONTHS, PROJECT_FILES, PROSE_CAPITALS, STOPWORDS, WEEKDAY_SHORT, WEEKDAYS, unspaced
 from guard.normalise import normalise_text, number_key, parse_temporal, temporal_patterns
 from guard.registry import name_words
 
@@ -234,6 +234,8 @@ def risk_of(
         return Risk("derivable", "descriptive text in the model's words, echoing what was said or returned")
     if isinstance(value, str) and words & _QUERY_WORDS and _literals_said(value, said, results, numbers):
         return Risk("derivable", "a query in the tool's own syntax whose values were said or returned")
+    if composed and lookup and words & _QUERY_WORDS and _widens(value, said) and not points(value):
+        return Risk("derivable", "a search's words: the user's own, with words the model adds to find it ('Federal Reserve' for 'the fed')")
     if isinstance(value, str) and words & _PATTERN_WORDS and (composed or _REGEX_SYNTAX.search(value)) and _echoes(value, said, results):
         return Risk("derivable", "a search pattern in the tool's syntax around words that were said or returned")
     if name.startswith("$") and isinstance(value, str) and len(value) <= 200 and (len(value.strip()) <= 3 or _echoes(value, said, results)):
@@ -252,13 +254,15 @@ def risk_of(
         _abbreviates(qualified[1], said, results) or _found(qualified[1], said, results)
     ):
         return Risk("derivable", "a code said or abbreviating a name, qualified the way the description's example is ('NVDA:NASDAQ' for 'MSFT:NASDAQ')")
+    if isinstance(value, str) and lookup and _extends_a_name(value.strip(), said, results, words | described):
+        return Risk("derivable", "a lookup's key that completes a name the user said ('LeBron James' for 'LeBron', 'Köln Hbf' for 'Köln')")
     if isinstance(value, str) and _unclipped(value.strip(), said):
         return Risk("derivable", "the full form of a word the user clipped ('tech': technology, 'info': information)")
     return Risk("ordinary", "a value the user would normally state")
 
 
 #: Where a sentence starts in a composed text (its first word is capitalised by grammar, not as a name).
-_SENTENCE_START = re.compile(r"(?:^|[.!?:;\n>]|\s[-*•#]+)\s*[\W_]*$")  # ">": after a markup tag
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;\n>]|\s[-*•#]+|^\s*(?:@\w+[\s,]+)+)\s*[\W_]*$")  # ">": after a markup tag; "@ana So sorry"
 _WORD_OR_NUMBER = re.compile(r"[A-Za-z][\w'’-]*|\d+(?:[.,:]\d+)*")
 
 
@@ -290,8 +294,8 @@ def _facts(value: str) -> list[str]:
         if word[0].isdigit():  # "$1,000" is one number, as the normalised haystack writes it
             facts.extend(n for n in re.findall(r"\d+", re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", word)) if n.strip("0"))
         elif (
-            word[0].isupper() and word != "I" and not word.startswith(("I'", "I’")) and word not in PROSE_ABBREVIATIONS
-            and not _SENTENCE_START.search(value[max(0, m.start() - 8) : m.start()])
+            word[0].isupper() and word != "I" and not word.startswith(("I'", "I’")) and word not in PROSE_CAPITALS
+            and not _SENTENCE_START.search(value[max(0, m.start() - 40) : m.start()])
         ):
             facts.append(word)
     return facts
@@ -309,13 +313,13 @@ def _found(fact: str, said: str, results: str) -> bool:
 _CALENDAR_FORMS: dict[str, tuple[str, ...]] = {
     name: names for names in (*MONTHS, *((day, *WEEKDAY_SHORT[day]) for day in WEEKDAYS)) for name in names
 }
-#: A clock time in a composed text ("23:00", "9:30"): said as it is, or on a 12-hour clock ("11pm").
-_CLOCK_TIME = re.compile(r"\b([01]?\d|2[0-3]):([0-5]\d)\b")
+#: A clock time in a composed text ("23:00", "9:30", "8h00"): said as it is, or on a 12-hour clock ("11pm").
+_CLOCK_TIME = re.compile(r"\b([01]?\d|2[0-3])[:hH]([0-5]\d)\b")
 
 
 def _clock_found(m: re.Match[str], said: str, results: str) -> bool:
     hour, minutes = int(m[1]), int(m[2])
-    hours = {str(hour), str(hour % 12 or 12)}
+    hours = {str(hour), f"{hour:02d}", str(hour % 12 or 12)}
     return any(_found(h, said, results) for h in hours) and (minutes == 0 or _found(str(minutes), said, results))
 
 
@@ -579,6 +583,19 @@ def _slot_in_named_part(value: str, said: str, results: str, today: date | None 
     return patterns is not None and patterns.date is not None and patterns.date.search(_normalised(said)) is not None
 
 
+def _extends_a_name(value: str, said: str, results: str, kind: set[str] | frozenset[str] = frozenset()) -> bool:
+    """Whether a short name (two to five words) holds a name that was said or returned, written
+    with a capital, and adds no more words than it shares: a surname, the kind of place ("LeBron
+    James" for "LeBron", "JFK Airport Terminal 4" for "JFK terminal 4"). A word of the parameter's
+    own name or description (``kind``: "Meeting" for a ``meeting_topic``) names no one."""
+    words = re.findall(r"[^\W_]+", value)
+    if not 2 <= len(words) <= 5 or len(value) > 80:
+        return False
+    found = [w for w in words if _found(w, said, results)]
+    named = [w for w in found if w[:1].isupper() and len(w) >= 3 and w.lower() not in STOPWORDS and stem(w.lower()) not in {stem(k) for k in kind}]
+    return bool(named) and len(words) - len(found) <= len(found)
+
+
 def _unclipped(value: str, said: str) -> bool:
     """Whether a one-word value is the full form of a word the user clipped: a said word of four
     letters or more that starts it ("tech" for technology, "info" for information, "admin" for
@@ -676,6 +693,14 @@ def _replies(value: str, said: str, results: str = "") -> bool:
     """Whether an answer to the user speaks of what was said or returned: at least two of its
     content words (by stem) were, however many words of its own it adds around them."""
     return len(_stems(value) & (_stems(said) | _stems(results))) >= 2
+
+
+def _widens(value: str, said: str) -> bool:
+    """Whether a search's words hold two of the content words said at least, a third of its own:
+    the user's words with the ones the model adds to find it."""
+    own = _stems(value)
+    shared = own & _stems(said)
+    return len(shared) >= 2 and 3 * len(shared) >= len(own)
 
 
 def _echoes(value: str, said: str, results: str = "") -> bool:

@@ -91,3 +91,23 @@ def test_a_number_with_a_control_character_as_its_space_is_read_not_raised() -> 
     from guard.checks.computed import _number
 
     assert _number("0\x1f") == 0.0 and _number(" 12.5\t") == 12.5 and _number("12a") is None
+
+
+def test_a_percentage_the_user_said_applied_to_a_number_the_conversation_holds() -> None:
+    from guard.checks.computed import percent_applied
+
+    said = [(0, "quiero poner un 20% de descuento en todos los aceites de oliva")]
+    results = [(2, '[{"id": 1184, "regular_price": "12.90"}, {"id": 1185, "regular_price": "18.50"}]')]
+    assert percent_applied("10.32", said, results) is not None
+    assert percent_applied(14.8, said, results) is not None
+    assert percent_applied(2.58, said, results) is not None  # the discount itself
+    # everyday negatives: another discount, no percentage said, a whole number near a result but not it
+    assert percent_applied("10.53", said, results) is None
+    assert percent_applied("10.32", [(0, "put the olive oils on sale")], results) is None
+    assert percent_applied(10, said, results) is None  # 12.90 less 20% is 10.32, not 10
+
+
+def test_a_percentage_is_no_base_of_itself() -> None:
+    from guard.checks.computed import percent_applied
+
+    assert percent_applied(1, [(0, "add another pair to my cart, I usually get 10% off")], []) is None

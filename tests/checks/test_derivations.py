@@ -1263,3 +1263,36 @@ def test_the_week_of_a_day_ends_on_its_friday_or_sunday() -> None:
     assert derive("2024-05-09", "end_date", said, today=today) is None
     assert derive("2024-05-17", "end_date", said, today=today) is None
     assert derive("2024-05-10", "end_date", [(1, "I'd like May 6 off")], today=today) is None
+
+
+def test_a_form_the_description_quotes_with_its_number_said() -> None:
+    described = "YYYY-MM-DD or relative: 'today', 'yesterday', 'NdaysAgo'"
+    said = [(0, "pull sessions + bounce rate by country for the last 7 days")]
+    assert derive("7daysAgo", "start_date", said, description=described) is not None
+    assert derive("yesterday", "end_date", said, description=described) is not None
+    # everyday negatives: another number, a keyword when the user named another, a template the description does not give
+    assert derive("30daysAgo", "start_date", said, description=described) is None
+    assert derive("yesterday", "end_date", [(0, "sessions from today only")], description=described) is None
+    assert derive("7weeksAgo", "start_date", said, description=described) is None
+
+
+def test_a_decade_and_a_year_written_short() -> None:
+    today = date(2025, 6, 1)
+    for value, text in [(1990, "sci-fi movies from the 90s"), (1999, "sci-fi movies from the 90s"),
+                        (1980, "hits of the eighties"), (2024, "my payslip from jan '24")]:
+        assert derive(value, "year", [(0, text)], today=today) is not None
+    # everyday negatives: a year inside the decade, test scores in the 90s, a year the short form does not give
+    assert derive(1995, "year", [(0, "sci-fi movies from the 90s")], today=today) is None
+    assert derive(1990, "year", [(0, "I scored 90s on my tests")], today=today) is None
+    assert derive(2023, "year", [(0, "my payslip from jan '24")], today=today) is None
+
+
+def test_a_lookups_window_ends_on_a_day_of_the_named_period_at_an_hour_said() -> None:
+    said = [(0, "Current date and time: Monday 2025-09-22 09:12. Working hours are 09:00-18:00."),
+            (1, "Need a 45 min sync sometime this week, find something inside everyone's working hours")]
+    today = date(2025, 9, 22)
+    assert derive("2025-09-26T18:00:00-04:00", "time_max", said, today=today, lookup=True) is not None
+    # everyday negatives: an hour nobody said, a day of next week, a Thursday (no bound of the week)
+    assert derive("2025-09-26T17:00:00-04:00", "time_max", said, today=today, lookup=True) is None
+    assert derive("2025-10-03T18:00:00-04:00", "time_max", said, today=today, lookup=True) is None
+    assert derive("2025-09-25T18:00:00-04:00", "time_max", said, today=today, lookup=True) is None

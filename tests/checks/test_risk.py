@@ -701,3 +701,28 @@ def test_a_code_qualified_as_the_descriptions_example_is() -> None:
     assert risk_of("symbol", schema, "AMD:NASDAQ", said).level != "derivable"
     assert risk_of("symbol", schema, "NVDA:LSE", said).level != "derivable"
     assert risk_of("symbol", [{"type": "string"}], "NVDA:NASDAQ", said).level != "derivable"
+
+
+def test_a_lookups_key_may_complete_a_name_and_a_search_may_add_words() -> None:
+    text = [{"type": "string"}]
+    assert risk_of("player", text, "LeBron James", "How many points did LeBron average?", lookup=True).level == "derivable"
+    assert risk_of("name", text, "Köln Hbf", "von Köln nach München", lookup=True).level == "derivable"
+    assert risk_of("q", text, "Federal Reserve interest rate decision", "whats the latest on the fed rate decision", lookup=True).level == "derivable"
+    # everyday negatives: a tool that acts, a name that adds more than it shares, a search sharing one word
+    assert risk_of("recipient", text, "LeBron James", "send it to LeBron", lookup=False).level != "derivable"
+    assert risk_of("player", text, "LeBron Raymone James Senior", "How many points did LeBron average?", lookup=True).level != "derivable"
+    assert risk_of("q", text, "Federal Reserve balance sheet runoff", "whats the latest on the fed rate decision", lookup=True).level != "derivable"
+
+
+def test_a_reply_after_a_handle_and_a_greetings_title_name_no_one() -> None:
+    said = "reply to @hollis_makes who waited two weeks for the order; move order problems to DMs"
+    reply = "@hollis_makes So sorry about the wait. Could you DM us your order number?"
+    assert risk_of("text", [{"type": "string"}], reply, said).level == "derivable"
+    note = "Bonjour Madame Rivière, livraison jeudi entre 8h00 et 13h00."
+    returned = '{"consignee": "Claire Rivière", "window": "08:00-13:00", "day": "jeudi"}'
+    assert risk_of("message", [{"type": "string"}], note, "préviens la destinataire", returned).level == "derivable"
+    # everyday negatives: a name after the handle nobody said, another hour, a person's name after the title nobody said
+    assert risk_of("text", [{"type": "string"}], "@hollis_makes Sorry! Our Maria from billing will refund you today.", said).level != "derivable"
+    other = "Bonjour Madame Rivière, votre colis arrive lundi à 9h00."
+    assert risk_of("message", [{"type": "string"}], other, "préviens la destinataire", returned).level != "derivable"
+    assert risk_of("message", [{"type": "string"}], other.replace("Rivière", "Dubois"), "préviens la destinataire", returned).level != "derivable"

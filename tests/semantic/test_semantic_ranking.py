@@ -586,3 +586,15 @@ def test_a_request_in_a_language_the_model_does_not_read_is_not_ranked(semantic:
     assert selection_check(_ctx(semantic, TOOLS, call, "What's the weather like in Oslo today?")) != []
     assert selection_check(_ctx(semantic, TOOLS, call, "What's the weather like in Säo Paulo today?")) != []
     assert selection_check(_ctx(semantic, TOOLS, call, "hola! What's the weather like in Oslo today, will it rain?")) != []
+
+
+def test_a_question_is_served_by_a_read_however_well_an_act_matches_its_words(semantic: Any) -> None:
+    tools = [
+        {"name": "list_events", "description": "List events in a time window", "parameters": {"type": "object", "properties": {"time_min": {"type": "string"}}}},
+        {"name": "create_event", "description": "Create a calendar event for the afternoon or any time", "parameters": {"type": "object", "properties": {"title": {"type": "string"}}}},
+    ]
+    call = {"name": "list_events", "args": {"time_min": "2025-06-11T12:00:00"}, "id": "1"}
+    assert selection_check(_ctx(semantic, tools, call, "what's on my calendar tomorrow afternoon?")) == []
+    # everyday negatives: the same read when the user asks to add, to book, to put it on the calendar
+    wrong = _ctx(semantic, tools, call, "create a calendar event for tomorrow afternoon: dentist")
+    assert selection_check(wrong) != []
