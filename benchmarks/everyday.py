@@ -28,8 +28,17 @@ ask_human, block) is a false one.
   trajectories: support agents under a policy, app automation, coding, research and data
   analysis, travel and shopping with a final answer), written by two more helpers on
   2026-11-29 and measured blind at the session's start and at its second commit.
+- ``blind30.jsonl`` (70 single calls in other languages, messier) and ``blind31.jsonl`` (79 steps
+  of 14 trajectories), written later that session and measured blind against its first commits.
+- ``blind32.jsonl`` (80 single calls: leaderboard problems, "live" requests in 17 languages,
+  system-prompt context) and ``blind33.jsonl`` (93 steps of 16 trajectories imitating strong
+  models' habits: exploring first, retries, RapidAPI catalogues, support under a policy, coding,
+  SRE, booking), then ``blind34.jsonl`` (80 single calls, mostly English, with "parallel" and
+  "multiple" problems) and ``blind35.jsonl`` (95 steps of 15 trajectories), written by four more
+  helpers on 2026-11-29 (a later session) and each measured blind at that session's start and at
+  the commit of the moment before any case was read.
 
-    python -m guard_bench.everyday [--semantic] [--set blind23|...|blind29|tuned] [-v]
+    python -m guard_bench.everyday [--semantic] [--set blind23|...|blind35|tuned] [-v]
 """
 
 from __future__ import annotations
