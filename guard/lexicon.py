@@ -184,6 +184,16 @@ PROJECT_FILES = frozenset(
     """.split()
 )
 
+#: The values search syntaxes define for themselves, which a query writes after an operator without
+#: anyone saying them: mail folders and states (Gmail's "in:inbox is:unread has:attachment
+#: category:promotions"), an issue's or a pull request's state (GitHub's "is:open is:pr").
+SEARCH_KEYWORDS = frozenset(
+    """
+    inbox sent spam trash drafts draft unread read starred important attachment snoozed archived anywhere chats
+    primary social promotions updates forums open closed merged pr issue
+    """.split()
+)
+
 #: Words written with a capital that name no one in a composed text: prose abbreviations
 #: ("restaurant TBD", "FYI", "DM us") and the titles a greeting puts before a name ("Bonjour
 #: Madame Rivière", "Dear Mr Lee", "Hola Señora Ruiz").

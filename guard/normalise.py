@@ -54,6 +54,9 @@ _RANGE_DASH = re.compile(
 )
 #: A thousands separator: "50,000" is one number, not "50" and "000".
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+#: A dot between thousands, as most of Europe writes an amount of money: "1.400 €", "€ 2.500.000",
+#: "1.400 euros" (without the money, "1.400" may be one and four tenths).
+_DOT_THOUSANDS = re.compile(r"(?<=\d)\.(?=\d{3}(?:\.\d{3})*(?!\d)\s?(?:€|eur\b|euros?\b|zł|kč|kr\b|₺|r\$))|(?<=€\d)\.(?=\d{3}(?!\d))|(?<=€ \d)\.(?=\d{3}(?!\d))")
 
 
 def normalise_text(s: str) -> str:
@@ -77,7 +80,7 @@ _SHORT_TEXTS = 16_384
 
 
 def _normalise(s: str) -> str:
-    return " ".join(_TOKEN.findall(_RANGE_DASH.sub(" to ", _THOUSANDS.sub("", unicodedata.normalize("NFKC", s).casefold()))))
+    return " ".join(_TOKEN.findall(_RANGE_DASH.sub(" to ", _THOUSANDS.sub("", _DOT_THOUSANDS.sub("", unicodedata.normalize("NFKC", s).casefold())))))
 
 
 _normalise_short = lru_cache(maxsize=_SHORT_TEXTS)(_normalise)
@@ -194,7 +197,7 @@ def numbers_in(text: str) -> dict[int | float, str]:
     seconds; "3 km" -> 3000 m); "2 million" gives 2000000.
     """
     found: dict[int | float, str] = {}
-    folded = unicodedata.normalize("NFKC", text).casefold()
+    folded = _DOT_THOUSANDS.sub("", unicodedata.normalize("NFKC", text).casefold())
     if not _NUMBERISH.search(folded):
         return found
     for m in _DIGITS.finditer(folded):

@@ -50,6 +50,17 @@ def test_a_dash_between_the_ends_of_a_range_of_hours_or_days_reads_to():
     assert normalise_text("call 555-1234") == "call 555 1234"
 
 
+def test_an_amount_of_money_with_dots_between_thousands():
+    from guard.normalise import numbers_in
+
+    assert normalise_text("máximo 1.400 € al mes") == "máximo 1400 al mes"
+    assert 2_500_000 in numbers_in("presupuesto 2.500.000 €")
+    # everyday negatives: a version, a ratio and a decimal without money keep their dot a decimal point
+    assert 1.4 in numbers_in("version 1.400 released")
+    assert 1.4 in numbers_in("a ratio of 1.400 to 1")
+    assert 1400 not in numbers_in("the ratio was 1.400")
+
+
 def test_text_of_only_punctuation_normalises_to_nothing():
     assert normalise_text("?!… --") == ""
 

@@ -10,6 +10,8 @@
   household member "age": 28: born 1883 or 1882);
 * a **percentage** the user said, taken off, added to or taken of a number the conversation holds
   ("20% off" a price a tool returned: the sale price);
+* a **product** of two numbers the conversation holds (a receipt in dollars times the exchange
+  rate a tool returned), for a value with decimals;
 * a **multiple** the user asked for of a number the conversation holds next to the thing the
   parameter names ("Classic Banana Bread ... serves 4" then "double it": ``target_servings: 8``;
   a deployment at ``replicas: 3`` and "double its replicas": 6).
@@ -235,9 +237,12 @@ def percent_applied(value: object, said: list[tuple[int, str]], results: list[tu
     held = sorted(said + results)[-_RESULTS:]
     # the numbers held, the percentages' own aside ("10%" is no price of 10)
     bases = ((index, float(m[0])) for index, text in reversed(held) for m in _NUMBER.finditer(_PERCENT.sub(" ", text[:_READ])))
+    near = 0.5 * 10 ** -measures.decimals(number) + 1e-9  # a rounding's reach: checked cheaply before rounds_to
     for index, base in itertools.islice(bases, _BASES):
         for p in percents:
             for word, result in (("less", base * (1 - p / 100)), ("plus", base * (1 + p / 100)), ("of", base * p / 100)):
+                if abs(result - number) > near:
+                    continue
                 if number.is_integer() and not math.isclose(result, round(result), abs_tol=1e-9):
                     continue  # a whole number is no rounding of 4.6: only an exact result counts
                 if rounds_to(number, result):
@@ -245,7 +250,37 @@ def percent_applied(value: object, said: list[tuple[int, str]], results: list[tu
     return None
 
 
-__all__ = ["asked_multiple", "percent_applied", "result_total", "shifted_result_time"]
+#: How many distinct numbers the product rule pairs (their squares bound its work).
+_FACTORS = 120
+
+
+def product_of_held(value: object, said: list[tuple[int, str]], results: list[tuple[int, str]]) -> Derivation | None:
+    """``amount_cad: 117.03`` for a receipt of USD 82.49 and a rate of 1.4187 a tool returned: the
+    product (or quotient) of two numbers the conversation holds, to the value's precision; only
+    for a value with decimals (a whole number is too easily some product)."""
+    number = _number(value)
+    if number is None or number == 0 or number.is_integer():
+        return None
+    held = sorted(said + results)[-_RESULTS:]
+    found: dict[float, int] = {}
+    for index, text in reversed(held):
+        for m in _NUMBER.finditer(_PERCENT.sub(" ", text[:_READ])):
+            factor = float(m[0])
+            if factor not in (0.0, 1.0, -1.0):
+                found.setdefault(factor, index)
+            if len(found) >= _FACTORS:
+                break
+    factors = list(found.items())
+    near = 0.5 * 10 ** -measures.decimals(number) + 1e-9  # a rounding's reach: checked cheaply before rounds_to
+    for i, (a, index) in enumerate(factors):
+        for b, _ in factors[i:]:
+            for word, result in (("x", a * b), ("/", a / b), ("/", b / a)):
+                if abs(result - number) <= near and rounds_to(number, result):
+                    return index, f"{a:g} {word} {b:g} -> {value}"
+    return None
+
+
+__all__ = ["asked_multiple", "percent_applied", "product_of_held", "result_total", "shifted_result_time"]
 
 
 #: A year of an event, 1500-2099, as written.

@@ -587,7 +587,8 @@ def _stated_today(value: object, ctx: Context) -> Derivation | None:
 
 def _day_of_stated_month(value: object, ctx: Context) -> Derivation | None:
     """``2024-02-14`` from "what's on my calendar on the 14th? it's february 2024": a day of the
-    month said by its number, in the month and year the conversation states."""
+    month said by its number, in the month and year the conversation states, or in the
+    conversation's own month (the next one for a day already past)."""
     day = date_value(value)
     if day is None:
         return None
@@ -602,7 +603,12 @@ def _day_of_stated_month(value: object, ctx: Context) -> Derivation | None:
     ordinal = re.compile(rf" the 0?{day.day} (?:st|nd|rd|th) ")
     stated = re.compile(rf" {month} (?:of )?{day.year} ")
     texts = [(index, text[:_READ]) for index, text in ctx.normalised]
-    if not any(stated.search(text) for _, text in texts):
+    # the month stated, or the conversation's own: "since the 1st" on 6 February; "on the 3rd", past the 3rd, next month's
+    current = ctx.today is not None and (
+        (day.year, day.month) == (ctx.today.year, ctx.today.month)
+        or (day.day < ctx.today.day and (day.year, day.month) == ((ctx.today + relativedelta(months=1)).year, (ctx.today + relativedelta(months=1)).month))
+    )
+    if not current and not any(stated.search(text) for _, text in texts):
         return None
     for index, text in texts:
         for found in itertools.islice(ordinal.finditer(text), _MAX_SPANS):
@@ -778,6 +784,9 @@ def _foreign_days(text: str, base: datetime) -> tuple[tuple[str, datetime], ...]
             found = []
         read = [(span, _at_hour(span, when)) for span, when in found if _names_a_day(span)]
         read += [start for span, when in read if (start := _range_start(text, span, when)) is not None]
+        # a weekday of a list dateparser read only the first of ("pazartesi ve salı"): the next such day
+        read += [(name, base + timedelta(days=(number - base.weekday() - 1) % 7 + 1)) for name, number in _weekday_names(language).items()
+                 if _holds_phrase(lowered, name) and not any(name in span.lower() for span, _ in read)]
         # the days either side of today as CLDR writes them, where dateparser does not know them ("ngày mai", "พรุ่งนี้")
         read += [(phrase, base + timedelta(days=offset)) for phrase, offset in relative_days().get(language, {}).items()
                  if not any(phrase in span.lower() for span, _ in read) and _holds_phrase(lowered, phrase)]
@@ -798,6 +807,20 @@ def _range_start(text: str, span: str, when: datetime) -> tuple[str, datetime] |
         return None
     first = int(m[1])
     return (f"{m[0].strip()} {span}", when.replace(day=first)) if 1 <= first < when.day else None
+
+
+@lru_cache(maxsize=None)
+def _weekday_names(language: str) -> dict[str, int]:
+    """One language's weekday names, lowercased (babel's CLDR tables, wide, written and standing
+    alone) -> Monday 0 ... Sunday 6; names of three letters or fewer ("di", "ma") left out."""
+    from babel.dates import get_day_names
+
+    names: dict[str, int] = {}
+    for context in ("format", "stand-alone"):
+        for number, name in get_day_names("wide", context=context, locale=language).items():
+            if len(name) > 3:
+                names.setdefault(name.lower(), number)
+    return names
 
 
 def _holds_phrase(lowered: str, phrase: str) -> bool:
@@ -926,6 +949,27 @@ def _calendar_period(value: object, ctx: Context) -> Derivation | None:
 
 #: "the week of May 6", "week of the 14th": a week named by one of its days.
 _WEEK_OF = re.compile(r" (?:the )?week of (?:the )?((?:\S+ ){1,4})")
+
+
+#: The units a parameter counts back in ("nights_ago", "days_ago"), and the words that say one of
+#: them back or none: "last night" is one night ago, "yesterday" one day, "tonight" none.
+_AGO_UNITS = {"night": ("night", "nights"), "day": ("day", "days"), "week": ("week", "weeks"), "month": ("month", "months"), "hour": ("hour", "hours")}
+_ONE_BACK = {"night": " last night ", "day": " yesterday ", "week": " last week ", "month": " last month ", "hour": " last hour "}
+_NONE_BACK = {"night": " tonight ", "day": " today ", "week": " this week ", "month": " this month ", "hour": " this hour "}
+
+
+def _units_ago(value: object, ctx: Context) -> Derivation | None:
+    """``nights_ago: 1`` from "how'd I sleep last night", ``days_ago: 3`` from "3 days ago": a
+    count back in the unit the parameter names."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 366 or "ago" not in ctx.words:
+        return None
+    unit = next((u for u, forms in _AGO_UNITS.items() if set(forms) & set(ctx.words)), None)
+    if unit is None:
+        return None
+    said = {1: [_ONE_BACK[unit]], 0: [_NONE_BACK[unit]]}.get(value, []) + [f" {value} {form} ago " for form in _AGO_UNITS[unit]]
+    if value in range(2, 13):
+        said += [f" {number_words(value)} {form} ago " for form in _AGO_UNITS[unit]]
+    return next(((index, f"{phrase.strip()} -> {value}") for index, text in ctx.normalised for phrase in said if phrase in text), None)
 
 
 def _week_of(value: object, ctx: Context) -> Derivation | None:
@@ -1700,15 +1744,18 @@ def _country_facts_index() -> tuple[dict[str, set[str]], dict[str, set[str]], di
 def _after_noon(value: object, ctx: Context) -> Derivation | None:
     """``time: "19:30"`` from "dinner for 4, around 7:30": a time of day the user said without am
     or pm, read after noon where the conversation speaks of the afternoon or evening or of what
-    people do then (``lexicon.AFTER_NOON_WORDS``)."""
-    parsed = parse_temporal(value) if isinstance(value, str) and len(value) <= 8 else None
-    if parsed is None or parsed.time is None or parsed.date is not None or not 13 <= parsed.time.hour <= 23:
+    people do then, or says pm of another hour (``lexicon.AFTER_NOON_WORDS``: "push the 3pm to
+    4:30"); with a date, the conversation's own day ("start" today at 16:30)."""
+    parsed = parse_temporal(value) if isinstance(value, str) and len(value) <= 32 else None
+    if parsed is None or parsed.time is None or not 13 <= parsed.time.hour <= 23:
+        return None
+    if parsed.date is not None and parsed.date != ctx.today:
         return None
     hour, minute = parsed.time.hour - 12, parsed.time.minute
-    said = rf"(?<![\d:.]){hour}:{minute:02d}" if minute else rf"(?:\b(?:at|around|by|for|about)\s+){hour}(?::00)?"
+    said = rf"(?<![\d:.]){hour}:{minute:02d}" if minute else rf"(?:\b(?:at|around|by|for|about|to|until|till|or)\s+){hour}(?::00)?"
     pattern = re.compile(said + r"(?![\d:])(?!\s*(?:a\.?m\b|p\.?m\b|o'?clock in the morning|h\b|hours?\b|minutes?\b|people\b|of us\b))", re.IGNORECASE)
     if not any(AFTER_NOON_WORDS.intersection(text.split()) for _, text in ctx.normalised[-_MAX_SPANS:]):
-        return None
+        return None  # "pm" among them: "push the 3pm to 4:30"
     for index, text in reversed(ctx.said[-_MAX_SPANS:]):
         if (m := pattern.search(text[:_READ])) is not None:
             return index, f"{m[0].strip()} after noon -> {value}"
@@ -1886,6 +1933,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _day_in_another_language,
     _calendar_period,
     _week_of,
+    _units_ago,
     _stay_end,
     _payment_terms,
     _day_part_bound,

@@ -34,7 +34,7 @@ from typing import Any, Protocol
 from rapidfuzz import fuzz
 
 from guard.checks import CheckContext
-from guard.checks.computed import asked_multiple, birth_year, percent_applied, result_total, shifted_result_time, span_end
+from guard.checks.computed import asked_multiple, birth_year, percent_applied, product_of_held, result_total, shifted_result_time, span_end
 from guard.checks.derivations import date_value, derive
 from guard.checks.measures import unit_field
 from guard.checks.action import kind_of_tool
@@ -588,7 +588,7 @@ def _ground_lexically(leaf: _Leaf, index: GroundingIndex, ctx: CheckContext) -> 
         return GroundingMatch("computed", born[0], born[1], 1.0)
     if conversation.latest_request and (multiple := asked_multiple(leaf.value, leaf.name, conversation.latest_request, said, results)):
         return GroundingMatch("computed", multiple[0], multiple[1], 1.0)
-    if applied := percent_applied(leaf.value, said, results):
+    if applied := percent_applied(leaf.value, said, results) or product_of_held(leaf.value, said, results):
         return GroundingMatch("computed", applied[0], applied[1], 1.0)
     return None
 

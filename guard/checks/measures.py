@@ -704,17 +704,21 @@ _SCRIPTS = tuple((language, re.compile(f"[{chars}]")) for language, chars in SCR
 
 def _written_in(message: str, whole: bool = False) -> str | None:
     """The language of the text to translate (the message's quoted phrase, or else the message):
-    English when a fifth of its words are English function words, or the language its script
-    belongs to alone (Hangul: Korean; kana: Japanese; Han without kana: Chinese; Devanagari:
-    Hindi); None when neither says. ``whole``: the message itself, whatever it quotes."""
+    another language when the identifier is sure of it ("Wat is het laatste nieuws over de
+    Formule 1?" is Dutch, though "is" and "over" are English words too), English when a fifth of
+    its words are English function words, or the language its script belongs to alone (Hangul:
+    Korean; kana: Japanese; Han without kana: Chinese; Devanagari: Hindi); None when none says.
+    ``whole``: the message itself, whatever it quotes."""
     quoted = None if whole else _QUOTE.search(message[:_CACHED_TEXT])
     text = quoted_text(quoted) if quoted else message[:_CACHED_TEXT]
+    code = identified_language(text)
+    if code is not None and code != "en":
+        return normalise_text(babel.Locale("en").languages[code])
     if _english(text):
         return "english"
     if found := next((language for language, script in _SCRIPTS if script.search(text)), None):
         return found
-    code = identified_language(text)
-    return normalise_text(babel.Locale("en").languages[code]) if code else None
+    return "english" if code == "en" else None
 
 
 #: How sure the language identifier must be, and how many words it needs, to name a language.

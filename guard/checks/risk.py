@@ -26,7 +26,7 @@ from typing import Any, Literal
 from guard.checks.measures import in_order
 from guard.checks.programs import StringPart, added_lines, python_strings
 from guard.checks.relevance import stem
-from guard.lexicon import DAY_PARTS, GRAMMAR_WORDS, MONTHS, PROJECT_FILES, PROSE_CAPITALS, STOPWORDS, WEEKDAY_SHORT, WEEKDAYS, unspaced
+from guard.lexicon import DAY_PARTS, GRAMMAR_WORDS, MONTHS, PROJECT_FILES, PROSE_CAPITALS, SEARCH_KEYWORDS, STOPWORDS, WEEKDAY_SHORT, WEEKDAYS, unspaced
 from guard.normalise import normalise_text, number_key, parse_temporal, temporal_patterns
 from guard.registry import name_words
 
@@ -633,8 +633,14 @@ def _normalised(text: str) -> str:
 def _literals_said(value: str, said: str, results: str = "", numbers: Collection[int | float] = frozenset()) -> bool:
     """Whether the values a query searches for ("Initech" in ``Account.Name = 'Initech'``, "The
     Killers" in ``artist:The Killers``) were mostly said or returned: half of their content-word
-    stems or more, with at least one."""
-    literals = " ".join(_year_bound(next(g for g in m.groups() if g is not None), numbers) for m in _QUERY_LITERALS.finditer(value[:2_000]))
+    stems or more, with at least one; the values the syntax defines itself ("is:unread",
+    ``lexicon.SEARCH_KEYWORDS``) and windows relative to now ("newer_than:2d") aside."""
+    literals = " ".join(
+        _year_bound(literal, numbers) for m in _QUERY_LITERALS.finditer(value[:2_000])
+        if (literal := next(g for g in m.groups() if g is not None)).lower() not in SEARCH_KEYWORDS and not _RELATIVE_TIME.fullmatch(literal)
+    )  # the syntax's own values ("in:inbox", "newer_than:2d") are no one's words
+    if not literals.strip() and _QUERY_LITERALS.search(value[:2_000]):
+        return True
     own = _stems(literals)
     known = _stems(said) | _stems(results)
     found = {w for w in own if w in known or (w.isdigit() and int(w) in numbers)}

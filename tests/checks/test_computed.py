@@ -111,3 +111,16 @@ def test_a_percentage_is_no_base_of_itself() -> None:
     from guard.checks.computed import percent_applied
 
     assert percent_applied(1, [(0, "add another pair to my cart, I usually get 10% off")], []) is None
+
+
+def test_a_product_of_two_numbers_the_conversation_holds() -> None:
+    from guard.checks.computed import product_of_held
+
+    said = [(0, "log the Adobe receipt, it was USD 82.49, in CAD please")]
+    results = [(2, '{"pair": "USDCAD", "rate": 1.4187, "date": "2025-04-03"}')]
+    assert product_of_held(117.03, said, results) is not None
+    assert product_of_held(58.14, said, results) is not None  # the other way: 82.49 / 1.4187
+    # everyday negatives: a made-up amount, a whole number, nothing returned to multiply by
+    assert product_of_held(117.31, said, results) is None
+    assert product_of_held(117, said, results) is None
+    assert product_of_held(117.03, said, []) is None

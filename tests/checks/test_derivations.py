@@ -1296,3 +1296,50 @@ def test_a_lookups_window_ends_on_a_day_of_the_named_period_at_an_hour_said() ->
     assert derive("2025-09-26T17:00:00-04:00", "time_max", said, today=today, lookup=True) is None
     assert derive("2025-10-03T18:00:00-04:00", "time_max", said, today=today, lookup=True) is None
     assert derive("2025-09-25T18:00:00-04:00", "time_max", said, today=today, lookup=True) is None
+
+
+def test_a_weekday_of_a_list_in_another_language_is_the_next_such_day() -> None:
+    said = [(0, "Bugün: 14 Mayıs 2025, Çarşamba."), (1, "Gelecek hafta pazartesi ve salı izin almak istiyorum")]
+    today = date(2025, 5, 14)
+    assert derive("2025-05-20", "end_date", said, today=today) is not None
+    # everyday negatives: the day after it, a week later, a weekday nobody named
+    assert derive("2025-05-21", "end_date", said, today=today) is None
+    assert derive("2025-05-27", "end_date", said, today=today) is None
+    assert derive("2025-05-22", "end_date", said, today=today) is None
+
+
+def test_a_day_of_the_month_said_by_its_number_in_the_conversations_month() -> None:
+    said = [(0, "Today's date: 2025-02-06 (Thursday)."), (1, "show me everything that's gone out since the 1st")]
+    assert derive("2025-02-01", "from_date", said, today=date(2025, 2, 6)) is not None
+    # everyday negatives: last month's 1st, a floor number, a day nobody said
+    assert derive("2025-01-01", "from_date", said, today=date(2025, 2, 6)) is None
+    assert derive("2025-02-14", "date", [(1, "meet me on the 14th floor")], today=date(2025, 2, 6)) is None
+    assert derive("2025-02-02", "from_date", said, today=date(2025, 2, 6)) is None
+
+
+def test_a_count_back_in_the_unit_a_parameter_names() -> None:
+    assert derive(1, "nights_ago", [(0, "how'd i sleep last night")]) is not None
+    assert derive(3, "days_ago", [(0, "what did I eat 3 days ago")]) is not None
+    # everyday negatives: two nights for last night, a unit the parameter does not count, no "ago" parameter
+    assert derive(2, "nights_ago", [(0, "how'd i sleep last night")]) is None
+    assert derive(1, "days_ago", [(0, "how did I sleep last night")]) is None
+    assert derive(1, "nights", [(0, "how'd i sleep last night")]) is None
+
+
+def test_a_time_moved_after_an_afternoon_hour_today() -> None:
+    said = [(0, "Now: Wednesday 2025-06-18 11:40"), (1, "push the 3pm to 4:30")]
+    today = date(2025, 6, 18)
+    assert derive("2025-06-18T16:30:00-07:00", "start", said, today=today) is not None
+    # everyday negatives: the morning's 4:30, tomorrow's, a 3am call moved
+    assert derive("2025-06-18T04:30:00-07:00", "start", said, today=today) is None
+    assert derive("2025-06-19T16:30:00-07:00", "start", said, today=today) is None
+    assert derive("2025-06-18T16:30:00-07:00", "start", [(0, "Now: 2025-06-18"), (1, "push the 3am call to 4:30")], today=today) is None
+
+
+def test_the_language_a_user_writes_in_when_the_identifier_is_sure_of_it() -> None:
+    dutch = [(1, "Wat is het laatste nieuws over de Formule 1?")]
+    assert derive("nl", "language", dutch) is not None
+    # everyday negatives: English for the Dutch question, Dutch for an English one, a two-word text nobody can tell
+    assert derive("en", "language", dutch) is None
+    assert derive("nl", "language", [(1, "what is the latest news on formula 1?")]) is None
+    assert derive("nl", "language", [(1, "Formule 1")]) is None

@@ -726,3 +726,13 @@ def test_a_reply_after_a_handle_and_a_greetings_title_name_no_one() -> None:
     other = "Bonjour Madame Rivière, votre colis arrive lundi à 9h00."
     assert risk_of("message", [{"type": "string"}], other, "préviens la destinataire", returned).level != "derivable"
     assert risk_of("message", [{"type": "string"}], other.replace("Rivière", "Dubois"), "préviens la destinataire", returned).level != "derivable"
+
+
+def test_a_mail_searchs_own_keywords_and_windows_are_its_syntax() -> None:
+    said = "go through what came in overnight and archive the newsletters"
+    for query in ("in:inbox is:unread newer_than:1d", "in:inbox newer_than:2d"):
+        assert risk_of("query", [{"type": "string"}], query, said, lookup=True).level == "derivable"
+    # everyday negatives: a label nobody named, a sender nobody named, a subject nobody said
+    assert risk_of("query", [{"type": "string"}], "label:taxes is:unread", said, lookup=True).level != "derivable"
+    assert risk_of("query", [{"type": "string"}], "from:carol is:unread", said, lookup=True).level != "derivable"
+    assert risk_of("query", [{"type": "string"}], "subject:invoice newer_than:1d", said, lookup=True).level != "derivable"
