@@ -96,7 +96,9 @@ def foreign_date_words() -> dict[str, frozenset[str]]:
             names += list(Locale(language)._data["date_fields"]["day"]["relative"].values())
         except (KeyError, AttributeError, TypeError):
             pass
-        out[language] = frozenset(w.lower() for name in names for w in name.replace("’", "'").split())
+        words = (w.lower() for name in names for w in name.replace("’", "'").split())
+        # a number alone ("tháng 1": January) or a Latin word of one or two letters (Swedish "i går") is in every text
+        out[language] = frozenset(w for w in words if not w.isdigit() and not (len(w) <= 2 and w.isascii()))
     return out
 
 

@@ -776,8 +776,11 @@ def _foreign_days(text: str, base: datetime) -> tuple[tuple[str, datetime], ...]
     lowered = text.lower().replace("’", "'")
     words = set(re.findall(rf"{WORD}(?:'{WORD})?", lowered))
     for language, vocabulary in foreign_date_words().items():  # one at a time: asked for several, dateparser settles on one
-        if not any(w in words or (unspaced(w) and w in lowered) for w in vocabulary):
+        hits = [w for w in vocabulary if w in words or (unspaced(w) and w in lowered)]
+        if not hits:
             continue  # no word of that language's days: nothing to read
+        if all(w in MONTH_NUMBER for w in hits) and measures.identified_language(text) != language:
+            continue  # "April", "August" alone: English months, which the English rules read, unless the text is Dutch or German
         try:
             found = search_dates(text, languages=[language], settings={"RELATIVE_BASE": base, "PREFER_DATES_FROM": "future"}) or []
         except Exception:  # dateparser raises many types on odd input

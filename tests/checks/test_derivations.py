@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 
 import pytest
 
@@ -1225,7 +1225,7 @@ def test_a_default_the_description_states_in_words_is_the_schemas_choice() -> No
 
 def test_the_first_day_of_a_range_whose_month_only_its_end_names() -> None:
     today = date(2025, 6, 2)
-    for value, text in [("2025-07-21", "od 21. do 25. července"), ("2025-08-03", "vom 3. bis 7. August"),
+    for value, text in [("2025-07-21", "od 21. do 25. července"), ("2025-08-03", "Ich möchte vom 3. bis 7. August Urlaub nehmen"),
                         ("2025-08-03", "del 3 al 7 de agosto")]:
         found = derive(value, "start_date", [(1, text)], today=today)
         assert found is not None and "->" in found[1]
@@ -1343,3 +1343,14 @@ def test_the_language_a_user_writes_in_when_the_identifier_is_sure_of_it() -> No
     assert derive("en", "language", dutch) is None
     assert derive("nl", "language", [(1, "what is the latest news on formula 1?")]) is None
     assert derive("nl", "language", [(1, "Formule 1")]) is None
+
+
+def test_an_english_months_name_alone_is_not_read_in_every_language_that_shares_it() -> None:
+    from guard.checks.derivations import _foreign_days
+
+    base = datetime(2023, 3, 1, 12)
+    # "April" is Dutch, Swedish and Indonesian too: an English text with it is left to the English rules
+    assert _foreign_days("The meeting starts on April 1, 2023 at 10:00 AM, please book it", base) == ()
+    # a German text that names only "August" is still read in German, and a Dutch word of its own is enough
+    assert any(when.day == 7 for _, when in _foreign_days("Ich möchte vom 3. bis 7. August Urlaub nehmen", base))
+    assert _foreign_days("ik wil graag morgen een afspraak", base) != ()
