@@ -37,8 +37,11 @@ ask_human, block) is a false one.
   "multiple" problems) and ``blind35.jsonl`` (95 steps of 15 trajectories), written by four more
   helpers on 2026-11-29 (a later session) and each measured blind at that session's start and at
   the commit of the moment before any case was read.
+- ``blind36.jsonl`` (80 single calls) and ``blind37.jsonl`` (91 steps of 14 trajectories),
+  written to the same briefs as blind34 and blind35 after that session's fixes, and measured
+  blind at its start and at c98ae54 and a175677: how the session's fixes transfer.
 
-    python -m guard_bench.everyday [--semantic] [--set blind23|...|blind35|tuned] [-v]
+    python -m guard_bench.everyday [--semantic] [--set blind23|...|blind37|tuned] [-v]
 """
 
 from __future__ import annotations
