@@ -566,7 +566,6 @@ def _time_forms(t: time) -> list[str]:
     minutes = f" {t.minute:02d}" if t.minute else ""
     # the start of a range whose end says am or pm: "from 8 to 11am", "2-3pm" (normalised "2 to 3 pm")
     forms.append(rf"{h12}{minutes}(?= (?:to|until|till) \d{{1,2}}(?: \d\d)? {says}(?!\S))")
-
     forms.append(rf"(?<=between ){h12}{minutes}(?= and \d{{1,2}}(?: \d\d)? {says}(?!\S))")  # "between 1 and 5pm"
     if (part := _DAY_PART.get(t.hour)) and not t.second:
         # the part of the day says am or pm: "tonight at 7:30", "this evening around 6", "between

@@ -92,14 +92,14 @@ def without_boilerplate(description: str, shared: frozenset[str]) -> str:
 
 
 #: A token a description quotes as a value the parameter takes: 'yesterday', "NdaysAgo", `latest`.
-_QUOTED_TOKEN = re.compile(r"""['"`]([A-Za-z0-9_:.+-]{1,40})['"`]""")
+QUOTED_TOKEN = re.compile(r"""['"`]([A-Za-z0-9_:.+-]{1,40})['"`]""")
 
 
 def described_literal(value: str, description: str) -> tuple[str, str | None] | None:
     """Whether a description quotes ``value`` as a form the parameter takes: the token itself
     ('yesterday'), or a template whose capital N stands for a number ('NdaysAgo' for "7daysAgo").
     The quoted token, and the number the value puts for N (None for a token taken as it is)."""
-    for m in itertools.islice(_QUOTED_TOKEN.finditer(description[:2_000]), 32):
+    for m in itertools.islice(QUOTED_TOKEN.finditer(description[:2_000]), 32):
         token = m[1]
         if token == value:
             return token, None

@@ -45,7 +45,7 @@ from guard.normalise import (
     temporal_patterns,
 )
 from guard.registry import name_words
-from guard.text import described_literal, named_sites
+from guard.text import QUOTED_TOKEN, described_literal, named_sites
 
 #: The user and system messages, as written, with their index in the conversation.
 Said = list[tuple[int, str]]
@@ -1391,7 +1391,7 @@ def _described_form(value: object, ctx: Context) -> Derivation | None:
     if number is not None:  # a template: its number must have been said
         said = f" {int(number)} "
         return next(((index, f"{number} -> {value} (the description's {token!r})") for index, text in ctx.normalised if said in text), None)
-    quoted = list(itertools.islice(_QUOTED_FORM.finditer(ctx.description[:2_000]), 32))
+    quoted = list(itertools.islice(QUOTED_TOKEN.finditer(ctx.description[:2_000]), 32))
     at = next(m.start() for m in quoted if m[1] == token)
     if len(quoted) < 3 or _EXAMPLE_OR_USE.search(ctx.description[max(0, at - 40) : at]):
         return None  # an example ("e.g. 'primary'"), or a value for a meaning ("use 'primary' for the main one")
@@ -1401,7 +1401,6 @@ def _described_form(value: object, ctx: Context) -> Derivation | None:
     return None, f"one of the forms the description lists ({token!r})"
 
 
-_QUOTED_FORM = re.compile(r"""['"`]([A-Za-z0-9_:.+-]{1,40})['"`]""")
 _EXAMPLE_OR_USE = re.compile(r"\b(?:e\.?g|i\.?e|for example|for instance|such as|like|use|pass|set|means?)\b", re.IGNORECASE)
 
 

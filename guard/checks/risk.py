@@ -323,16 +323,22 @@ def _clock_found(m: re.Match[str], said: str, results: str) -> bool:
     return any(_found(h, said, results) for h in hours) and (minutes == 0 or _found(str(minutes), said, results))
 
 
+#: How much of a text in an unspaced script ``_pieced`` reads, its longest piece, and how much of
+#: what was said and returned it looks in.
+_PIECED_CHARS, _PIECE, _PIECED_TEXT = 64, 12, 20_000
+
+
 def _pieced(value: str, said: str, results: str = "") -> bool:
     """Whether a text in a script written without spaces ("产品团队需求评审") is made of pieces of
     two characters or more of what was said or returned ("和产品团队过一下需求评审"): the longest
     piece found at each place, covering four fifths of it at least."""
-    value = value.replace(" ", "")[:200]
+    value = value.replace(" ", "")[:_PIECED_CHARS]
     if len(value) < 2:
         return False
+    said, results = said[:_PIECED_TEXT], results[-_PIECED_TEXT:]  # bounded: a piece is looked for at most 64 x 11 times
     covered = i = 0
     while i < len(value):
-        j = next((j for j in range(len(value), i + 1, -1) if value[i:j] in said or value[i:j] in results), None)
+        j = next((j for j in range(min(len(value), i + _PIECE), i + 1, -1) if value[i:j] in said or value[i:j] in results), None)
         if j is None:
             i += 1
         else:
@@ -592,7 +598,8 @@ def _extends_a_name(value: str, said: str, results: str, kind: set[str] | frozen
     if not 2 <= len(words) <= 5 or len(value) > 80:
         return False
     found = [w for w in words if _found(w, said, results)]
-    named = [w for w in found if w[:1].isupper() and len(w) >= 3 and w.lower() not in STOPWORDS and stem(w.lower()) not in {stem(k) for k in kind}]
+    kinds = {stem(k) for k in kind}
+    named = [w for w in found if w[:1].isupper() and len(w) >= 3 and w.lower() not in STOPWORDS and stem(w.lower()) not in kinds]
     return bool(named) and len(words) - len(found) <= len(found)
 
 
