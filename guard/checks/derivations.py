@@ -385,9 +385,14 @@ def _quantities(text: str) -> tuple[_Quantity, ...]:
     return _calendar_quantities(text[:_READ])
 
 
+#: "a couple of days", "the last couple weeks": two of them, as people count.
+_COUPLE = re.compile(r"(?<= )(?:a )?couple (?:of )?(?=(?:" + "|".join(_UNITS) + r")s? )")
+
+
 @lru_cache(maxsize=256)
 def _calendar_quantities(text: str) -> tuple[_Quantity, ...]:
     found = []
+    text = _COUPLE.sub("2 ", text) if "couple" in text else text
     for m in _QUANTITY.finditer(text):
         before, word, unit = m[1], m[2], m[3]
         if word in _ONE:

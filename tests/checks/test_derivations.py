@@ -1354,3 +1354,13 @@ def test_an_english_months_name_alone_is_not_read_in_every_language_that_shares_
     # a German text that names only "August" is still read in German, and a Dutch word of its own is enough
     assert any(when.day == 7 for _, when in _foreign_days("Ich möchte vom 3. bis 7. August Urlaub nehmen", base))
     assert _foreign_days("ik wil graag morgen een afspraak", base) != ()
+
+
+def test_a_couple_of_days_is_two() -> None:
+    said = [(0, "Current time: Friday 2025-05-16 10:40."), (1, "check mentions from the last couple days")]
+    assert derive("2025-05-14", "since", said, today=date(2025, 5, 16), lookup=True) is not None
+    assert derive("2025-05-14", "since", [(0, "Today is 2025-05-16."), (1, "anything in the past couple of days?")], today=date(2025, 5, 16), lookup=True) is not None
+    # everyday negatives: three days back, a couple of friends (no unit of time), a couple of weeks for days
+    assert derive("2025-05-13", "since", said, today=date(2025, 5, 16), lookup=True) is None
+    assert derive("2025-05-14", "since", [(0, "Today is 2025-05-16."), (1, "a couple of friends came by")], today=date(2025, 5, 16), lookup=True) is None
+    assert derive("2025-05-14", "since", [(0, "Today is 2025-05-16."), (1, "the last couple of weeks")], today=date(2025, 5, 16), lookup=True) is None
