@@ -263,4 +263,4 @@ TOOL_VERBS: dict[str, frozenset[str]] = {
 }
 #: Verbs of ``TOOL_VERBS`` that are as often everyday nouns ("take place", "backup required",
 #: "the order"): a tool's name uses them as verbs, a request is not read as asking for them.
-NOUN_LIKE_VERBS = frozenset("place file open order backup snapshot ship scale share email draft transfer refund upload post log record book return exchange".split())
+NOUN_LIKE_VERBS = frozenset("place file open order backup snapshot ship scale share email draft transfer refund upload post log record book return exchange issue".split())

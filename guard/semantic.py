@@ -1247,9 +1247,16 @@ def _words(spec: ToolSpec, prefix: str | None = None) -> list[str]:
 
 def _verb_first(spec: ToolSpec, prefix: str | None = None) -> list[str]:
     """A tool name's words from its verb on, when a first word that is no verb stands before it
-    ("yelp_search_businesses", "gmail_send"): what the name says the tool does."""
+    ("yelp_search_businesses", "gmail_send"), or a word that is as often a noun (``lexicon.
+    NOUN_LIKE_VERBS``) before a plain verb ("file_read", "gh_issue_view", "order_status_get"):
+    what the name says the tool does."""
     words = _words(spec, prefix)
-    return words[1:] if len(words) > 1 and _is_verb(words[1]) and not _is_verb(words[0]) else words
+    words = words[1:] if len(words) > 1 and _is_verb(words[1]) and not _is_verb(words[0]) else words
+    # the first plain verb of the first four words, when only nouns and noun-like verbs stand before it
+    plain = next((i for i, w in enumerate(words[:4]) if _is_verb(w) and w not in NOUN_LIKE_VERBS), None)
+    if plain and any(w in NOUN_LIKE_VERBS for w in words[:plain]) and not any(_is_verb(w) and w not in NOUN_LIKE_VERBS for w in words[:plain]):
+        return words[plain:]
+    return words
 
 
 def _is_verb(word: str) -> bool:

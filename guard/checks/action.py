@@ -89,8 +89,19 @@ def _verb_kind(word: str) -> str | None:
 
 
 def kind_of_tool(spec: ToolSpec) -> str | None:
-    """The kind of the first verb in the tool's name ("branding_updatePressRelease": update)."""
-    return next((k for w in name_words(spec.name).split() if (k := _verb_kind(w))), None)
+    """The kind of the first verb in the tool's name ("branding_updatePressRelease": update); a
+    verb as often a noun (``lexicon.NOUN_LIKE_VERBS``) before a plain verb among the first four
+    words is the object ("post_search": read, "order_status_get": read)."""
+    words = name_words(spec.name).split()[:8]
+    kinds = [(w, _verb_kind(w)) for w in words]
+    first = next((i for i, (_, k) in enumerate(kinds) if k), None)
+    if first is None:
+        return None
+    if words[first] in NOUN_LIKE_VERBS:
+        later = next((k for w, k in kinds[first + 1 : 4] if k and w not in NOUN_LIKE_VERBS), None)
+        if later is not None:
+            return later
+    return kinds[first][1]
 
 
 #: A reply that approves what the assistant proposed ("yes go ahead", "ok, do it", "sure").

@@ -241,3 +241,15 @@ def test_something_put_into_a_new_one_creates_and_checking_in_reads_nothing():
     assert categories("deleteMenuItem", "what is on the new menu?") != []
     assert categories("addMenuItem", "check the Pad Thai on the menu") != []
     assert categories("deleteMenuItem", "check what Pad Thai costs on the menu") != []
+
+
+def test_a_verb_as_often_a_noun_before_a_plain_verb_is_the_object():
+    from guard.checks.action import kind_of_tool
+    from guard.registry import ToolSpec
+
+    for name, kind in [("post_search", "read"), ("order_status_get", "read"), ("gh_issue_view", "read")]:
+        assert kind_of_tool(ToolSpec(name=name)) == kind
+    # everyday negatives: the noun-like verb is the verb when no plain verb follows, or comes after one
+    assert kind_of_tool(ToolSpec(name="post_comment")) == "create"
+    assert kind_of_tool(ToolSpec(name="book_flight")) == "create"
+    assert kind_of_tool(ToolSpec(name="get_order")) == "read"

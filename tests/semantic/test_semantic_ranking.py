@@ -17,7 +17,7 @@ from guard.conversation import Conversation
 from guard.engine import Guard
 from guard.models import ToolCall
 from guard.policy import Policy
-from guard.registry import ToolRegistry
+from guard.registry import ToolRegistry, ToolSpec
 from guard.semantic import SemanticGuard, selection_check, split_request
 from guard.taxonomy import Category
 
@@ -598,3 +598,14 @@ def test_a_question_is_served_by_a_read_however_well_an_act_matches_its_words(se
     # everyday negatives: the same read when the user asks to add, to book, to put it on the calendar
     wrong = _ctx(semantic, tools, call, "create a calendar event for tomorrow afternoon: dentist")
     assert selection_check(wrong) != []
+
+
+def test_a_tool_named_noun_first_reads_by_its_plain_verb() -> None:
+    from guard.semantic import _acts, _lookup
+
+    for name in ("gh_issue_view", "file_read", "order_status_get"):
+        assert _lookup(ToolSpec(name=name)) and not _acts(ToolSpec(name=name))
+    # everyday negatives: a noun-like verb with no plain verb after it, a plain verb first, a send of a file
+    assert _acts(ToolSpec(name="post_comment")) and not _lookup(ToolSpec(name="post_comment"))
+    assert _acts(ToolSpec(name="update_order_status"))
+    assert _acts(ToolSpec(name="send_file"))
