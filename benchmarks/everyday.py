@@ -39,9 +39,11 @@ ask_human, block) is a false one.
   the commit of the moment before any case was read.
 - ``blind36.jsonl`` (80 single calls) and ``blind37.jsonl`` (91 steps of 14 trajectories),
   written to the same briefs as blind34 and blind35 after that session's fixes, and measured
-  blind at its start and at c98ae54 and a175677: how the session's fixes transfer.
+  blind at its start and at c98ae54 and a175677: how the session's fixes transfer; and
+  ``blind38.jsonl`` (80 single calls) and ``blind39.jsonl`` (90 steps of 15 trajectories), written
+  to the same briefs at that session's end and measured blind at its start and at a282ed8.
 
-    python -m guard_bench.everyday [--semantic] [--set blind23|...|blind37|tuned] [-v]
+    python -m guard_bench.everyday [--semantic] [--set blind23|...|blind39|tuned] [-v]
 """
 
 from __future__ import annotations
