@@ -1254,7 +1254,7 @@ def _verb_first(spec: ToolSpec, prefix: str | None = None) -> list[str]:
     words = words[1:] if len(words) > 1 and _is_verb(words[1]) and not _is_verb(words[0]) else words
     # the first plain verb of the first four words, when only nouns and noun-like verbs stand before it
     plain = next((i for i, w in enumerate(words[:4]) if _is_verb(w) and w not in NOUN_LIKE_VERBS), None)
-    if plain and any(w in NOUN_LIKE_VERBS for w in words[:plain]) and not any(_is_verb(w) and w not in NOUN_LIKE_VERBS for w in words[:plain]):
+    if plain and any(w in NOUN_LIKE_VERBS for w in words[:plain]):
         return words[plain:]
     return words
 

@@ -62,7 +62,7 @@ def check(ctx: CheckContext) -> list[Finding]:
     if mine not in _CHANGES:
         return []  # reading before changing is how agents work
     latest = ctx.conversation.latest_request
-    if _CONFIRMATION.match(latest) or ((yes := _YES_AND.match(latest)) and not _kinds(latest[yes.end() :]) and _proposed(ctx)):
+    if _CONFIRMATION.match(latest) or ((yes := _YES_AND.match(latest)) and not asked_kinds(latest[yes.end() :]) and _proposed(ctx)):
         return []  # "yes, go ahead", "Yes, charge it to the gift card": the user approved the step the assistant proposed
     asked = _asked(ctx)
     if len(asked) != 1 or mine in asked:
@@ -88,6 +88,10 @@ def _verb_kind(word: str) -> str | None:
     return next((kind for kind, verbs in _KINDS.items() if s in verbs), None)
 
 
+#: Every verb of ``lexicon.TOOL_VERBS`` as written.
+_VERB_WORDS = frozenset().union(*TOOL_VERBS.values())
+
+
 def kind_of_tool(spec: ToolSpec) -> str | None:
     """The kind of the first verb in the tool's name ("branding_updatePressRelease": update); a
     verb as often a noun (``lexicon.NOUN_LIKE_VERBS``) before a plain verb among the first four
@@ -97,8 +101,8 @@ def kind_of_tool(spec: ToolSpec) -> str | None:
     first = next((i for i, (_, k) in enumerate(kinds) if k), None)
     if first is None:
         return None
-    if words[first] in NOUN_LIKE_VERBS:
-        later = next((k for w, k in kinds[first + 1 : 4] if k and w not in NOUN_LIKE_VERBS), None)
+    if words[first] in NOUN_LIKE_VERBS:  # a plain verb as written, not a noun made from one ("book_reservation": book)
+        later = next((k for w, k in kinds[first + 1 : 4] if k and w in _VERB_WORDS and w not in NOUN_LIKE_VERBS), None)
         if later is not None:
             return later
     return kinds[first][1]
@@ -149,10 +153,6 @@ _FILES_NEW = frozenset({"a", "an", "new"})
 def asked_kinds(text: str) -> set[str]:
     """The kinds of action a request asks for (read, create, update, delete, act): "what's on my
     calendar tomorrow?" reads, "add Pad Thai to the menu" creates."""
-    return _kinds(text)
-
-
-def _kinds(text: str) -> set[str]:
     kinds = set()
     words: list[str] = []
     for clause in _CLAUSE.split(text.lower()):
@@ -193,10 +193,10 @@ _QUESTION = re.compile(r"\?|(?:^|[,;:.!\n])\W*(?:(?:and|so|also|but|then|ok|okay
 
 def _asked(ctx: CheckContext) -> set[str]:
     """The kinds of action the user asks for: in the latest request, else in all they said."""
-    latest = _kinds(ctx.conversation.latest_request)
+    latest = asked_kinds(ctx.conversation.latest_request)
     if latest:
         return latest
-    return _kinds(" ".join(m.content for m in ctx.conversation.messages if m.role == "user"))
+    return asked_kinds(" ".join(m.content for m in ctx.conversation.messages if m.role == "user"))
 
 
 def _object_words(spec: ToolSpec, shared: frozenset[str] = frozenset()) -> set[str]:

@@ -218,9 +218,37 @@ def asked_multiple(value: object, param: str, asked: str, said: list[tuple[int, 
 
 #: A percentage as people write it in the common languages: "20%", "20 %", "15 percent", "un 20 por ciento".
 _PERCENT = re.compile(r"(?<![\d.,])(\d{1,3}(?:[.,]\d{1,2})?)\s?(?:%|percent\b|per cent\b|por ciento\b|pour cent\b|prozent\b|per cento\b|procent\w*)", re.IGNORECASE)
-#: A number as a text or a JSON document writes it.
+#: A number as a text or a JSON document writes it, and what follows it when it is a percentage.
 _NUMBER = re.compile(r"(?<![\w.])-?\d{1,9}(?:\.\d{1,6})?(?![\w.]|\.\d)")
-_BASES = 2_000
+_PERCENT_AFTER = re.compile(r"\s?(?:%|per ?cent|por ciento|pour cent|prozent|per cento|procent)", re.IGNORECASE)
+#: How many numbers the percentage rule tries as bases, and how many distinct ones the product rule
+#: pairs (their square bounds its work).
+_BASES, _FACTORS = 2_000, 120
+
+
+@lru_cache(maxsize=8)  # the conversation in hand: every numeric value of a call reads the same numbers
+def _held_numbers(held: tuple[tuple[int, str], ...]) -> tuple[tuple[int, float], ...]:
+    """The numbers the conversation holds, latest message first, at most ``_BASES``, read lazily
+    (a text stops being read once enough are found); a percentage's own number ("10%") is no
+    amount and is left out."""
+    out: list[tuple[int, float]] = []
+    for index, text in reversed(held):
+        for m in _NUMBER.finditer(text[:_READ]):
+            if _PERCENT_AFTER.match(text, m.end()):
+                continue
+            out.append((index, float(m[0])))
+            if len(out) >= _BASES:
+                return tuple(out)
+    return tuple(out)
+
+
+def _held(said: list[tuple[int, str]], results: list[tuple[int, str]]) -> tuple[tuple[int, float], ...]:
+    return _held_numbers(tuple(sorted(said + results)[-_RESULTS:]))
+
+
+def _near(number: float) -> float:
+    """How far a result may lie from a value and still round to it: checked cheaply before ``rounds_to``."""
+    return 0.5 * 10 ** -measures.decimals(number) + 1e-9
 
 
 def percent_applied(value: object, said: list[tuple[int, str]], results: list[tuple[int, str]]) -> Derivation | None:
@@ -234,11 +262,8 @@ def percent_applied(value: object, said: list[tuple[int, str]], results: list[tu
     percents = [p for p in percents if 0 < p < 1_000]
     if not percents:
         return None
-    held = sorted(said + results)[-_RESULTS:]
-    # the numbers held, the percentages' own aside ("10%" is no price of 10)
-    bases = ((index, float(m[0])) for index, text in reversed(held) for m in _NUMBER.finditer(_PERCENT.sub(" ", text[:_READ])))
-    near = 0.5 * 10 ** -measures.decimals(number) + 1e-9  # a rounding's reach: checked cheaply before rounds_to
-    for index, base in itertools.islice(bases, _BASES):
+    near = _near(number)
+    for index, base in _held(said, results):
         for p in percents:
             for word, result in (("less", base * (1 - p / 100)), ("plus", base * (1 + p / 100)), ("of", base * p / 100)):
                 if abs(result - number) > near:
@@ -250,10 +275,6 @@ def percent_applied(value: object, said: list[tuple[int, str]], results: list[tu
     return None
 
 
-#: How many distinct numbers the product rule pairs (their squares bound its work).
-_FACTORS = 120
-
-
 def product_of_held(value: object, said: list[tuple[int, str]], results: list[tuple[int, str]]) -> Derivation | None:
     """``amount_cad: 117.03`` for a receipt of USD 82.49 and a rate of 1.4187 a tool returned: the
     product (or quotient) of two numbers the conversation holds, to the value's precision; only
@@ -261,17 +282,14 @@ def product_of_held(value: object, said: list[tuple[int, str]], results: list[tu
     number = _number(value)
     if number is None or number == 0 or number.is_integer():
         return None
-    held = sorted(said + results)[-_RESULTS:]
     found: dict[float, int] = {}
-    for index, text in reversed(held):
-        for m in _NUMBER.finditer(_PERCENT.sub(" ", text[:_READ])):
-            factor = float(m[0])
-            if factor not in (0.0, 1.0, -1.0):
-                found.setdefault(factor, index)
+    for index, factor in _held(said, results):
+        if factor not in (0.0, 1.0, -1.0):
+            found.setdefault(factor, index)
             if len(found) >= _FACTORS:
                 break
     factors = list(found.items())
-    near = 0.5 * 10 ** -measures.decimals(number) + 1e-9  # a rounding's reach: checked cheaply before rounds_to
+    near = _near(number)
     for i, (a, index) in enumerate(factors):
         for b, _ in factors[i:]:
             for word, result in (("x", a * b), ("/", a / b), ("/", b / a)):

@@ -695,7 +695,8 @@ def _zones_named(ctx: Context) -> list[tuple[str, tzinfo]]:
         for m in itertools.islice(_ZONE_NAMED.finditer(text[:_READ]), 8):
             try:
                 if m[1]:
-                    zones.setdefault(m[1], ZoneInfo(m[1]))
+                    if m[1] in measures.installed_zones():  # a name the database holds: nothing else is looked up on disk
+                        zones.setdefault(m[1], ZoneInfo(m[1]))
                 elif -14 <= int(m[2]) <= 14:
                     hours = int(m[2])
                     zones.setdefault(m[0], timezone(timedelta(hours=hours, minutes=int(m[3] or 0) * (1 if hours >= 0 else -1))))

@@ -1301,7 +1301,8 @@ def in_order(letters: str, word: str) -> bool:
 
 
 @_once
-def _zones() -> frozenset[str]:
+def installed_zones() -> frozenset[str]:
+    """The IANA time zone names the installed database holds."""
     import zoneinfo
 
     try:
@@ -1312,7 +1313,7 @@ def _zones() -> frozenset[str]:
 
 def time_zone(value: object, ctx: Context) -> Derivation | None:
     """``timezone: "Asia/Tokyo"`` from "in Tokyo": the IANA zone named for a city the user named."""
-    if not isinstance(value, str) or "/" not in value or value.strip() not in _zones():
+    if not isinstance(value, str) or "/" not in value or value.strip() not in installed_zones():
         return None
     city = _folded(normalise_text(value.strip().rsplit("/", 1)[1].replace("_", " ")))
     if not city:
@@ -1334,7 +1335,7 @@ def _region_zones() -> tuple[tuple[str, str], ...]:
     """The zones people name by their region ("eastern", "pacific", "atlantic"): tzdata's
     ``US/...`` and ``Canada/...`` names, with the word that names each."""
     return tuple((normalise_text(name.split("/", 1)[1].replace("_", " ")), name)
-                 for name in sorted(_zones()) if name.startswith(("US/", "Canada/")))
+                 for name in sorted(installed_zones()) if name.startswith(("US/", "Canada/")))
 
 
 @lru_cache(maxsize=256)
@@ -1377,7 +1378,7 @@ def _zone_cities() -> tuple[tuple[str, str], ...]:
     """Each IANA zone of a city ("Europe/London") and its city's words ("london")."""
     return tuple(
         (name, city)
-        for name in sorted(_zones())
+        for name in sorted(installed_zones())
         if "/" in name and not name.startswith("Etc/") and (city := _folded(normalise_text(name.rsplit("/", 1)[1].replace("_", " "))))
     )
 
@@ -1685,7 +1686,7 @@ def warm() -> None:
     _airports()
     _place_countries()
     _warm_places()
-    _zones()
+    installed_zones()
     _holidays_of(date.today().year)
     _language_identifier()
 

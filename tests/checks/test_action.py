@@ -253,3 +253,4 @@ def test_a_verb_as_often_a_noun_before_a_plain_verb_is_the_object():
     assert kind_of_tool(ToolSpec(name="post_comment")) == "create"
     assert kind_of_tool(ToolSpec(name="book_flight")) == "create"
     assert kind_of_tool(ToolSpec(name="get_order")) == "read"
+    assert kind_of_tool(ToolSpec(name="book_reservation")) == "create"  # a noun made from a verb is no verb

@@ -124,3 +124,13 @@ def test_a_product_of_two_numbers_the_conversation_holds() -> None:
     assert product_of_held(117.31, said, results) is None
     assert product_of_held(117, said, results) is None
     assert product_of_held(117.03, said, []) is None
+
+
+def test_the_numbers_held_are_read_lazily_and_bounded() -> None:
+    from guard.checks import computed
+
+    huge = " ".join(str(n) for n in range(100_000))
+    held = computed._held_numbers(((1, huge), (2, "a 15% tip on 40")))
+    assert len(held) == computed._BASES
+    assert held[0] == (2, 40.0)  # the latest message first; its percentage is no amount
+    assert (2, 15.0) not in held
