@@ -231,13 +231,21 @@ _DATED_NOW = re.compile(
 )
 
 
+#: A labelled date and clock time where a line starts, in any language: "Hora local actual:
+#: 2025-03-11 15:20", "Aktuelle Zeit: 2025-03-11T15:20" (a system prompt's field for now).
+_LABELLED_NOW = re.compile(r"(?m)^[^\W\d][^\d:\n]{0,40}:\s*\d{4}-\d\d-\d\d[ tT](\d{1,2}):(\d{2})(?::\d\d)?()(?![\d:])")
+
+
 @lru_cache(maxsize=64)
 def stated_now(text: str) -> tuple[datetime, str] | None:
     """The moment a message says it is now, with the words that say its time: a clock time
     ("it's 9:10am", "it's 14:05 UTC") and a date written in the same message ("on Tuesday 12
-    Nov 2024"); None when either is missing. Read in the message's first 4,096 characters."""
+    Nov 2024"), or a date and time a line gives after a label in any language ("Hora local
+    actual: 2025-03-11 15:20"); None when either is missing. Read in the message's first 4,096 characters."""
     text = text[:4_096]
-    if ((said := _NOW_IS.search(text)) is None and (said := _DATED_NOW.search(text)) is None) or (day := stated_date(text, year_only=False)) is None:
+    if (
+        (said := _NOW_IS.search(text)) is None and (said := _DATED_NOW.search(text)) is None and (said := _LABELLED_NOW.search(text)) is None
+    ) or (day := stated_date(text, year_only=False)) is None:
         return None
     hour, minute, half = int(said[1]), int(said[2] or 0), (said[3] or "").lower()[:1]
     if hour > 23 or minute > 59 or (half and not 1 <= hour <= 12):

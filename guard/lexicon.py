@@ -82,23 +82,60 @@ def _month_names(language: str) -> dict[str, int]:
 
 @lru_cache(maxsize=1)
 def foreign_date_words() -> dict[str, frozenset[str]]:
-    """Per other common language (``DATE_LANGUAGES`` but English), the words that say a day in it
-    (babel's CLDR tables): month and weekday names, and "yesterday", "today", "tomorrow" and the
-    days either side ("mañana", "demain", "sabato", "내일", "明天"). A text is read for dates in a
-    language only when it holds one of them: reading every text in every language costs seconds."""
+    """Per other common language (``DATE_LANGUAGES`` but English), the words that say a day or a
+    time in it (babel's CLDR tables): month and weekday names, "yesterday", "today", "tomorrow" and
+    the days either side ("mañana", "demain", "sabato", "내일", "明天"), and its words for hours and
+    minutes ("horas", "часа"). A text is read for dates in a language only when it holds one of
+    them: reading every text in every language costs seconds."""
+    durations = foreign_duration_words()
+    return {language: frozenset().union(*_day_words(language)) | durations.get(language, frozenset()) for language in DATE_LANGUAGES[1:]}
+
+
+@lru_cache(maxsize=1)
+def foreign_day_words() -> dict[str, frozenset[str]]:
+    """Per other common language, the words that name a day relative to today: weekday names and
+    the days either side ("sabato", "mañana", "завтра", "明天"); no month, which names no day."""
+    return {language: _day_words(language)[1] for language in DATE_LANGUAGES[1:]}
+
+
+def _words(names: object) -> frozenset[str]:
+    words = (w.lower() for name in names for w in str(name).replace("’", "'").split())
+    # a number alone ("tháng 1": January) or a Latin word of one or two letters (Swedish "i går") is in every text
+    return frozenset(w for w in words if not w.isdigit() and not (len(w) <= 2 and w.isascii()))
+
+
+@lru_cache(maxsize=None)
+def _day_words(language: str) -> tuple[frozenset[str], frozenset[str]]:
+    """One language's month-name words, and its weekday and relative-day words."""
     from babel import Locale
     from babel.dates import get_day_names
 
+    days = list(get_day_names("wide", locale=language).values())
+    try:  # babel keeps the relative day names in its locale data only
+        days += list(Locale(language)._data["date_fields"]["day"]["relative"].values())
+    except (KeyError, AttributeError, TypeError):
+        pass
+    return _words(_month_names(language)), _words(days)
+
+
+@lru_cache(maxsize=1)
+def foreign_duration_words() -> dict[str, frozenset[str]]:
+    """Per other common language, its words for hours and minutes (babel's CLDR unit patterns:
+    "horas", "часа", "Stunden", "小时"): a text that says "in two hours" is read for a time too."""
+    from babel import Locale
+
     out: dict[str, frozenset[str]] = {}
     for language in DATE_LANGUAGES[1:]:
-        names = [*_month_names(language), *get_day_names("wide", locale=language).values()]
-        try:  # babel keeps the relative day names in its locale data only
-            names += list(Locale(language)._data["date_fields"]["day"]["relative"].values())
+        words: set[str] = set()
+        try:
+            patterns = Locale(language)._data["unit_patterns"]
+            for unit in ("duration-hour", "duration-minute"):
+                for width in ("long", "short"):
+                    forms = patterns.get(unit, {}).get(width) or {}
+                    words.update(str(forms[f]).replace("{0}", "").strip().lower() for f in forms.keys() if isinstance(forms[f], str))
         except (KeyError, AttributeError, TypeError):
             pass
-        words = (w.lower() for name in names for w in name.replace("’", "'").split())
-        # a number alone ("tháng 1": January) or a Latin word of one or two letters (Swedish "i går") is in every text
-        out[language] = frozenset(w for w in words if not w.isdigit() and not (len(w) <= 2 and w.isascii()))
+        out[language] = frozenset(w for w in words if " " not in w and w.rstrip(".").isalpha() and (len(w) >= 3 or (unspaced(w) and len(w) >= 2)))
     return out
 
 
@@ -255,7 +292,7 @@ TOOL_VERBS: dict[str, frozenset[str]] = {
     "act": frozenset(
         "buy close draft email file open order pay place purchase reserve send share transfer write upload refund reply "
         "respond invite assign approve reject archive publish notify subscribe unsubscribe merge deploy restart "
-        "resize attach enroll renew refill ship transition scale stop start snapshot backup block return exchange fill".split()
+        "resize attach enroll renew refill ship transition scale stop start snapshot backup block return exchange fill invoice".split()
     ),
     # steps an agent takes on the way to what was asked, whatever was asked: signing in, working
     # out a number, changing directory, handing in the final answer
@@ -263,4 +300,31 @@ TOOL_VERBS: dict[str, frozenset[str]] = {
 }
 #: Verbs of ``TOOL_VERBS`` that are as often everyday nouns ("take place", "backup required",
 #: "the order"): a tool's name uses them as verbs, a request is not read as asking for them.
-NOUN_LIKE_VERBS = frozenset("place file open order backup snapshot ship scale share email draft transfer refund upload post log record book return exchange issue".split())
+NOUN_LIKE_VERBS = frozenset("place file open order backup snapshot ship scale share email draft transfer refund upload post log record book return exchange issue invoice".split())
+
+
+#: Folders a project keeps its code and tests in by convention, and the affixes that make a module's
+#: test file ("test_prune.py", "prune_test.go", "Cart.test.tsx", "CartSpec.js", "PruneTest.java").
+PROJECT_FOLDERS = frozenset("src lib libs app apps pkg cmd internal source include tests test testing spec specs __tests__ unit integration".split())
+TEST_FILE = re.compile(r"(?:test_|tests_)?(.+?)(?:_test|_tests|_spec|\.test|\.spec|Test|Tests|Spec)?")
+
+
+#: Words of a parameter's name that make it a window's upper bound ("time_max", "ends_at", "valid_until")
+#: or its lower bound ("time_min", "since").
+UPPER_BOUND_WORDS = frozenset({"end", "ends", "max", "until", "till", "to", "before", "upto", "expires", "expiry", "expiration", "through", "thru"})
+LOWER_BOUND_WORDS = frozenset({"start", "starts", "min", "from", "since", "after", "begin", "begins"})
+
+
+@lru_cache(maxsize=1)
+def file_languages() -> dict[str, frozenset[str]]:
+    """The programming and markup languages a file's extension says it is written in, by the
+    names and aliases Pygments gives them ("py": python, py3, ...; "ts": typescript, ts), casefolded.
+    Pygments' own table of lexers, read without importing one."""
+    from pygments.lexers._mapping import LEXERS
+
+    table: dict[str, set[str]] = {}
+    for _, name, aliases, patterns, _ in LEXERS.values():
+        for pattern in patterns:
+            if pattern.startswith("*.") and pattern[2:].replace("_", "").isalnum():
+                table.setdefault(pattern[2:].lower(), set()).update((name.casefold(), *(a.casefold() for a in aliases)))
+    return {ext: frozenset(names) for ext, names in table.items()}

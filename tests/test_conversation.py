@@ -141,3 +141,16 @@ def test_a_system_message_that_says_today_is_read_for_today_not_for_its_first_da
     assert Conversation.from_messages([("system", said), ("user", "what's my BMR?")]).reference_time == datetime(2025, 9, 1)
     # a message with one date and no "today" still gives it
     assert Conversation.from_messages([("system", "Orders placed after 2024-03-01 ship free."), ("user", "hi")]).reference_time == datetime(2024, 3, 1)
+
+
+def test_a_labelled_date_and_time_where_a_line_starts_is_now_in_any_language():
+    from datetime import datetime
+
+    from guard.conversation import stated_now
+
+    assert stated_now("Hora local actual: 2025-03-11 15:20 (Europe/Madrid, UTC+01:00).")[0] == datetime(2025, 3, 11, 15, 20)
+    assert stated_now("You help Jo.\nAktuelle Zeit: 2025-03-11T09:05")[0] == datetime(2025, 3, 11, 9, 5)
+    # everyday negatives: a date and time in a sentence, after a number, a date without its time
+    assert stated_now("Order placed 2025-03-11 15:20, still not shipped") is None
+    assert stated_now("see ticket: 12345 at 2025-03-11 15:20") is None
+    assert stated_now("Deadline: 2025-03-11") is None

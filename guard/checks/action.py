@@ -150,9 +150,10 @@ _MAKES_OTHER = frozenset({"it", "that", "this", "them", "those"})
 _FILES_NEW = frozenset({"a", "an", "new"})
 
 
-def asked_kinds(text: str) -> set[str]:
+def asked_kinds(text: str, questions: bool = True) -> set[str]:
     """The kinds of action a request asks for (read, create, update, delete, act): "what's on my
-    calendar tomorrow?" reads, "add Pad Thai to the menu" creates."""
+    calendar tomorrow?" reads, "add Pad Thai to the menu" creates; a question asks to read only
+    with ``questions`` (an earlier topic's question asks nothing of a later request)."""
     kinds = set()
     words: list[str] = []
     for clause in _CLAUSE.split(text.lower()):
@@ -181,7 +182,7 @@ def asked_kinds(text: str) -> set[str]:
             kinds.add(kind)
     if _PUT_ON.search(text) or _INTO_NEW.search(text):
         kinds.add("create")  # "put it on the calendar", "pull it into a new sheet": an entry or a thing added
-    if not kinds and _QUESTION.search(text) and {stem(w) for w in words} & _QUESTIONS:
+    if questions and not kinds and _QUESTION.search(text) and {stem(w) for w in words} & _QUESTIONS:
         kinds.add("read")  # "what is ...?", "how many ...": not "it crashes when exporting"
     return kinds
 
@@ -192,11 +193,25 @@ _QUESTION = re.compile(r"\?|(?:^|[,;:.!\n])\W*(?:(?:and|so|also|but|then|ok|okay
 
 
 def _asked(ctx: CheckContext) -> set[str]:
-    """The kinds of action the user asks for: in the latest request, else in all they said."""
+    """The kinds of action the user asks for: in the latest request, else in all they said. An
+    earlier question asks to read only when the latest message answers the assistant's question
+    (the request goes on: "which scene?" "Morning Routine"); after an answer, it was another
+    topic ("how long do I rest a steak?" then "oh btw remind me to call mum at 7")."""
     latest = asked_kinds(ctx.conversation.latest_request)
     if latest:
         return latest
-    return asked_kinds(" ".join(m.content for m in ctx.conversation.messages if m.role == "user"))
+    said = " ".join(m.content for m in ctx.conversation.messages if m.role == "user")
+    return asked_kinds(said, questions=_assistant_asked(ctx))
+
+
+def _assistant_asked(ctx: CheckContext) -> bool:
+    """Whether the assistant's last words before the user's latest message asked a question."""
+    for m in reversed(ctx.conversation.messages[: ctx.conversation.last_user_index]):
+        if m.role == "assistant" and m.content:
+            return "?" in m.content[-300:]
+        if m.role == "user":
+            return False
+    return False
 
 
 def _object_words(spec: ToolSpec, shared: frozenset[str] = frozenset()) -> set[str]:

@@ -298,7 +298,43 @@ def product_of_held(value: object, said: list[tuple[int, str]], results: list[tu
     return None
 
 
-__all__ = ["asked_multiple", "percent_applied", "product_of_held", "result_total", "shifted_result_time"]
+#: A number of days as a conversation states it: "15 days", "net 30", or a returned field whose
+#: name counts days ("payment_terms_days": 15, "daysUntilDue": 30).
+_DAY_COUNTS = re.compile(
+    r"\b(\d{1,3})[\s-]*(?:days?|calendar days|business days)\b|\bnet[\s-]?(\d{1,3})\b|\"\w{0,40}?days?\w{0,40}\"\s*:\s*\"?(\d{1,3})\b",
+    re.IGNORECASE,
+)
+
+
+def day_after_sibling(value: object, siblings: dict[str, Any], said: list[tuple[int, str]], results: list[tuple[int, str]]) -> Derivation | None:
+    """``due_date: "2025-05-15"`` beside ``issue_date: "2025-04-30"`` where the client's
+    ``payment_terms_days`` is 15: another date of the same call, plus a number of days the
+    conversation states as days ("15 days", "net 30", a field counting days)."""
+    if not isinstance(value, str) or not _DAY.fullmatch(value.strip()):
+        return None
+    try:
+        day = date.fromisoformat(value.strip())
+    except ValueError:
+        return None
+    gaps: dict[int, str] = {}
+    for key, other in itertools.islice(siblings.items(), 32):
+        if isinstance(other, str) and other.strip() != value.strip() and _DAY.fullmatch(other.strip()):
+            try:
+                gaps.setdefault((day - date.fromisoformat(other.strip())).days, key)
+            except ValueError:
+                continue
+    gaps = {gap: key for gap, key in gaps.items() if 0 < gap <= 366}
+    if not gaps:
+        return None
+    for index, text in sorted(said + results)[-_RESULTS:]:
+        for m in itertools.islice(_DAY_COUNTS.finditer(text[:_READ]), 64):
+            days = int(next(g for g in m.groups() if g))
+            if days in gaps:
+                return index, f"{gaps[days]} plus {m[0].strip()} -> {value}"
+    return None
+
+
+__all__ = ["asked_multiple", "day_after_sibling", "percent_applied", "product_of_held", "result_total", "shifted_result_time"]
 
 
 #: A year of an event, 1500-2099, as written.

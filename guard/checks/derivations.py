@@ -30,11 +30,15 @@ from functools import cached_property, lru_cache
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
 
 from dateutil.relativedelta import relativedelta
+from rapidfuzz import process
+from rapidfuzz.distance import OSA
 
 from guard.checks import measures, places
 from guard.checks.relevance import stem
 from guard.conversation import clock as reference_clock, stated_date, stated_now, stated_today
-from guard.lexicon import AFTER_NOON_WORDS, MONTH_NUMBER, MONTHS, STOPWORDS, WEEKDAYS, foreign_date_words, relative_days, relative_periods, unspaced
+from guard.lexicon import (
+    AFTER_NOON_WORDS, MONTH_NUMBER, MONTHS, STOPWORDS, UPPER_BOUND_WORDS, WEEKDAYS, file_languages, foreign_date_words, foreign_duration_words, relative_days, relative_periods, unspaced,
+)
 from guard.normalise import (
     WORD,
     normalise_text,
@@ -741,6 +745,11 @@ def _from_stated_now(value: object, ctx: Context) -> Derivation | None:
             back = span[5] is not None or span[6] is not None
             if (now - step if back else now + step) == target:
                 return index, f"{clock} {'-' if back else '+'} {span.group(0).strip()} -> {value}"
+    # the same in another common language ("recuérdame en 2 horas"), read by dateparser from that clock
+    for index, text in [(i, t) for i, t in ctx.said if i >= start][-_FOREIGN_MESSAGES:]:
+        for span, when in _foreign_days(text[:_FOREIGN_READ], now.replace(second=0, microsecond=0)):
+            if when == target and any(c.isdigit() for c in span):
+                return index, f"{clock} + {span!r} -> {value}"
     return None
 
 
@@ -756,6 +765,8 @@ def _day_in_another_language(value: object, ctx: Context) -> Derivation | None:
     base = datetime.combine(ctx.today, datetime.min.time()).replace(hour=12)
     for index, text in ctx.said[-_FOREIGN_MESSAGES:]:
         for span, when in _foreign_days(text[:_FOREIGN_READ], base):
+            if _counts_hours(span):
+                continue  # "en 2 horas" from noon: a span from now, read against the clock a message states (``_from_stated_now``)
             if parsed.time is None and when.date() == parsed.date:
                 return index, f"{span!r} -> {value}"
             timed = parsed.time is not None and any(c.isdigit() for c in span)
@@ -764,6 +775,17 @@ def _day_in_another_language(value: object, ctx: Context) -> Derivation | None:
             if parsed.time is not None and parsed.date == when.date() and (clock := _clock_said(parsed.time, ctx)):
                 return index, f"{span!r}, {clock!r} -> {value}"  # the day in one phrase, the hour in another ("nächsten Dienstag ... um 13 Uhr")
     return None
+
+
+@lru_cache(maxsize=1)
+def _hour_words() -> frozenset[str]:
+    return frozenset().union(*foreign_duration_words().values())
+
+
+def _counts_hours(span: str) -> bool:
+    """Whether a span dateparser read counts hours or minutes ("en 2 horas", "через 30 минут")."""
+    words = _hour_words()
+    return any(w in words for w in re.findall(rf"{WORD}", span.lower())) or any(w in span for w in words if unspaced(w))
 
 
 def _clock_said(moment: time, ctx: Context) -> str | None:
@@ -791,8 +813,9 @@ def _foreign_days(text: str, base: datetime) -> tuple[tuple[str, datetime], ...]
             found = search_dates(text, languages=[language], settings={"RELATIVE_BASE": base, "PREFER_DATES_FROM": "future"}) or []
         except Exception:  # dateparser raises many types on odd input
             found = []
-        read = [(span, _at_hour(span, when)) for span, when in found if _names_a_day(span)]
-        read += [start for span, when in read if (start := _range_start(text, span, when)) is not None]
+        later = _later_day_periods(language)
+        read = [(span, _past_noon(text, span, _at_hour(span, when), later)) for span, when in found if _names_a_day(span)]
+        read += [start for span, when in read if (start := _range_start(text, span, when, _weekday_names(language))) is not None]
         # a weekday of a list dateparser read only the first of ("pazartesi ve salı"): the next such day
         read += [(name, base + timedelta(days=(number - base.weekday() - 1) % 7 + 1)) for name, number in _weekday_names(language).items()
                  if _holds_phrase(lowered, name) and not any(name in span.lower() for span, _ in read)]
@@ -804,18 +827,56 @@ def _foreign_days(text: str, base: datetime) -> tuple[tuple[str, datetime], ...]
 
 
 #: The start of a range of days said before its end, with at most one short word between
-#: ("od 21. do 25. července", "del 3 al 7 de agosto", "vom 3. bis 7. August"), ending a text.
-_RANGE_START = re.compile(r"(?<![\d.])(\d{1,2})\.?\s*(?:[-\u2013]|\s[^\W\d_]{1,4})\s*$")
+#: ("od 21. do 25. července", "del 3 al 7 de agosto", "vom 3. bis 7. August"), ending a text; its
+#: weekday may stand before it ("du lundi 3 au vendredi 7 mars").
+_RANGE_START = re.compile(r"(?:([^\W\d_]+)\s+)?(?<![\d.])(\d{1,2})\.?\s*(?:[-\u2013]|\s[^\W\d_]{1,4})\s*$")
+#: A day's span that starts with its weekday's name ("vendredi 7 mars 2025").
+_WEEKDAY_FIRST = re.compile(r"([^\W\d_]+),?\s+\d")
 
 
-def _range_start(text: str, span: str, when: datetime) -> tuple[str, datetime] | None:
+def _range_start(text: str, span: str, when: datetime, weekdays: dict[str, int]) -> tuple[str, datetime] | None:
     """The first day of a range whose month only its last day names: the day said just before a
-    day dateparser read, earlier in the same month."""
+    day dateparser read, earlier in the same month; a weekday named with either day must be its own."""
     at = text.find(span)
-    if at <= 0 or not span[:1].isdigit() or (m := _RANGE_START.search(text[max(0, at - 16) : at])) is None:
+    lead = _WEEKDAY_FIRST.match(span)
+    if at <= 0 or not (span[:1].isdigit() or (lead and lead[1].lower() in weekdays)):
         return None
-    first = int(m[1])
-    return (f"{m[0].strip()} {span}", when.replace(day=first)) if 1 <= first < when.day else None
+    if (m := _RANGE_START.search(text[max(0, at - 32) : at])) is None:
+        return None
+    first = int(m[2])
+    if not 1 <= first < when.day:
+        return None
+    start = when.replace(day=first)
+    if m[1] and m[1].lower() in weekdays and weekdays[m[1].lower()] != start.weekday():
+        return None  # "du mardi 3 au ...": the 3rd is no Tuesday
+    return f"{m[0].strip()} {span}", start
+
+
+@lru_cache(maxsize=None)
+def _later_day_periods(language: str) -> tuple[str, ...]:
+    """One language's words for the afternoon and the evening and for "pm", lowercased (babel's
+    CLDR day periods: "вечера", "de la tarde", "nachmittags", "du soir"); the night is left out
+    ("в 2 ночи" is 2 am)."""
+    from babel import Locale
+
+    try:
+        periods = Locale.parse(language).day_periods
+    except Exception:  # an unknown locale names no periods
+        return ()
+    words = {
+        name.lower().replace("’", "'") for context in ("format", "stand-alone") for width in ("wide", "abbreviated")
+        for key, name in periods.get(context, {}).get(width, {}).items() if key.startswith(("afternoon", "evening")) or key == "pm"
+    }
+    return tuple(sorted(w for w in words if len(w.strip(".")) >= 2))
+
+
+def _past_noon(text: str, span: str, when: datetime, periods: tuple[str, ...]) -> datetime:
+    """A clock hour of 1-11 read in a span, moved past noon when the span or the words right after
+    it name the afternoon or the evening ("завтра в 7 вечера": 19:00, "domani alle 3 del pomeriggio")."""
+    if not periods or not 1 <= when.hour <= 11 or not any(c.isdigit() for c in span) or (at := text.find(span)) < 0:
+        return when
+    window = text[at : at + len(span) + 24].lower().replace("’", "'")
+    return when + timedelta(hours=12) if any(_holds_phrase(window, p) for p in periods) else when
 
 
 @lru_cache(maxsize=None)
@@ -842,7 +903,7 @@ def _holds_phrase(lowered: str, phrase: str) -> bool:
 
 #: A clock hour after the word for "at" in the common languages, ending a span dateparser read
 #: as a day: "domani alle 15", "amanhã às 9", "mañana a las 8", "morgen um 7", "demain à 9".
-_AT_HOUR = re.compile(r"\b(?:alle|all'|a las|a la|às|as|à|um|om|в|saat)\s*(\d{1,2})(?:[:.h](\d\d))?\s*(?:uhr|h|ore|horas?|heures?)?$", re.IGNORECASE)
+_AT_HOUR = re.compile(r"\b(?:alle|all'|a las|a la|às|as|à|um|om|в|saat)\s*(\d{1,2})(?:[:.h](\d\d))?\s*(?:uhr|h|ore|horas?|heures?)?(?:\s+[^\W\d_]{1,3})?$", re.IGNORECASE)
 
 
 def _at_hour(span: str, when: datetime) -> datetime:
@@ -934,13 +995,15 @@ def _calendar_period(value: object, ctx: Context) -> Derivation | None:
     month = _ISO_MONTH.fullmatch(value.strip()) if isinstance(value, str) and day is None else None
     if month is not None and 1 <= int(month[2]) <= 12:
         day = date(int(month[1]), int(month[2]), 1)  # "month: 2025-09" from "last month": the month itself
+    midnight = isinstance(value, str) and _AT_MIDNIGHT.search(value.strip()) is not None
     if day is None and isinstance(value, str) and (parsed := parse_temporal(value)) is not None and parsed.date and parsed.time:
         if parsed.time.replace(second=0) in (time(0, 0), time(23, 59)) or _clock_said(parsed.time, ctx):
             day = parsed.date  # "sometime this week", within working hours "09:00-18:00": its Friday at 18:00
     if day is None:
         return None
     todays = _todays(ctx)[:4]
-    exclusive = month is None and _exclusive_end(ctx)
+    # an upper bound at midnight ("time_max": "2025-11-01T00:00:00Z" for next week's working days) ends before that day starts
+    exclusive = month is None and (_exclusive_end(ctx) or (midnight and bool(UPPER_BOUND_WORDS & set(ctx.words))))
     # the latest messages first, a few spans in all (not a few a message)
     spans = ((index, m[0], m[1] or "this", m[2], m[3]) for index, text in reversed(ctx.normalised) for m in _PERIOD_PHRASE.finditer(text[:_READ]))
     for index, words, which, edge, unit in itertools.islice(itertools.chain(spans, _foreign_periods(ctx)), _MAX_SPANS):
@@ -950,9 +1013,52 @@ def _calendar_period(value: object, ctx: Context) -> Derivation | None:
             if month is not None:
                 allowed = bounds[:1] if unit == "month" and not edge else ()
             elif exclusive and edge != "start":
-                allowed = (*allowed, bounds[-1] + relativedelta(days=1))  # "before": the day after the period
+                allowed = (*allowed, *(b + relativedelta(days=1) for b in bounds[1:]))  # "before": the day after the period (or its Friday)
             if day in allowed:
                 return index, f"{words.strip()} from {today.isoformat()} -> {day.isoformat()}"
+    return None
+
+
+#: A quarter or a half of a year by its number ("Q3 2024", "q2 of this fiscal year", "the second
+#: quarter of 2023", "H1 2025", "the first half"), in normalised text ("q 3 2024"), with the words after it.
+_PART_OF_YEAR = re.compile(r" (?:(q|h) ([1-4])|(first|1st|second|2nd|third|3rd|fourth|4th) (quarter|half))((?: [\w]+){0,5})")
+_ORDINAL = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
+#: Where a conversation says its fiscal year starts: "our fiscal year begins on April 1", "FY starts in July".
+_FISCAL_START = re.compile(rf" (?:fiscal|financial|fy)(?: year)? (?:begins|starts|runs from|begin|start|commences)(?: on| in)? ({'|'.join(MONTH_NUMBER)}) ")
+
+
+def _part_of_year(value: object, ctx: Context) -> Derivation | None:
+    """``start_date: 2024-07-01`` / ``end_date: 2024-09-30`` from "Q3 2024", or from "Q2 of this
+    fiscal year" where the conversation says the fiscal year begins on April 1: the first or last
+    day of a quarter or half of a year named by its number; without a year, of the (fiscal) year
+    today falls in, or the last or next one. A fiscal year named by a year may start in it or
+    end in it. An upper bound at midnight may be the day after."""
+    day = date_value(value)
+    if day is None:
+        return None
+    todays = _todays(ctx)[:4]
+    starts = [1] + [MONTH_NUMBER[m[1]] for _, text in ctx.normalised for m in itertools.islice(_FISCAL_START.finditer(text[:_READ]), 2)][:2]
+    exclusive = _exclusive_end(ctx) or (isinstance(value, str) and _AT_MIDNIGHT.search(value.strip()) is not None and bool(UPPER_BOUND_WORDS & set(ctx.words)))
+    for index, text in ctx.normalised:
+        for m in itertools.islice(_PART_OF_YEAR.finditer(text[:_READ]), _MAX_SPANS):
+            size = 3 if (m[1] or "") == "q" or m[4] == "quarter" else 6
+            number = int(m[2]) if m[2] else _ORDINAL[m[3]]
+            rest = m[5].split()
+            year = next((int(w) for w in rest if re.fullmatch(r"(?:19|20)\d\d", w)), None)
+            if year is None and len(rest) >= 2 and rest[0] in ("fy", "of") and re.fullmatch(r"\d\d", rest[-1] if rest[0] == "fy" else rest[1]):
+                year = 2000 + int(rest[1])  # "q3 fy 25"
+            if (size == 6 and number > 2) or (m[1] == "h" and year is None and not {"fiscal", "year", "fy"} & set(rest)):
+                continue  # "H1N1", "the third half"
+            shift = -1 if {"last", "previous"} & set(rest[:3]) else 1 if "next" in rest[:3] else 0
+            for start in dict.fromkeys(starts):
+                years = {year, year - 1} if year is not None and start != 1 else {year} if year is not None else {
+                    (t.year if t.month >= start else t.year - 1) + shift for t in todays
+                }
+                for fiscal_year in years:
+                    first = date(fiscal_year, start, 1) + relativedelta(months=size * (number - 1))
+                    last = first + relativedelta(months=size, days=-1)
+                    if day in (first, last) or (exclusive and day == last + timedelta(days=1)):
+                        return index, f"{m[0].strip()} -> {first.isoformat()} to {last.isoformat()}"
     return None
 
 
@@ -1016,6 +1122,10 @@ def _foreign_period_pattern() -> re.Pattern[str]:
     spaced script as whole words ("la mesa pasada" holds no "mes pasado")."""
     phrases = sorted(relative_periods(), key=len, reverse=True)
     return re.compile("|".join(re.escape(p) if unspaced(p) else rf"(?<![^\W\d_]){re.escape(p)}(?![^\W\d_])" for p in phrases))
+
+
+#: A timestamp at the very start of its day ("2025-11-01T00:00:00Z").
+_AT_MIDNIGHT = re.compile(r"\d[T ]00:00(?::00(?:\.0+)?)?(?:Z|[+-]\d\d:?\d\d)?$")
 
 
 def _exclusive_end(ctx: Context) -> bool:
@@ -1399,14 +1509,20 @@ def _described_form(value: object, ctx: Context) -> Derivation | None:
         return next(((index, f"{number} -> {value} (the description's {token!r})") for index, text in ctx.normalised if said in text), None)
     quoted = list(itertools.islice(QUOTED_TOKEN.finditer(ctx.description[:2_000]), 32))
     at = next(m.start() for m in quoted if m[1] == token)
-    if len(quoted) < 3 or _EXAMPLE_OR_USE.search(ctx.description[max(0, at - 40) : at]):
-        return None  # an example ("e.g. 'primary'"), or a value for a meaning ("use 'primary' for the main one")
+    template = any(m[1] != "N" and _TEMPLATE_N.search(m[1]) for m in quoted)  # 'NdaysAgo', not 'NONE'
+
+    if len(quoted) < 3 or (_EXAMPLE_OR_USE.search(ctx.description[max(0, at - 40) : at]) and not template):
+        # an example ("e.g. 'primary'"), or a value for a meaning ("use 'primary' for the main one"); a list
+        # with a template in it ("like 'today', 'yesterday', 'NdaysAgo'") lists the API's forms, not values
+        return None
     others = {m[1] for m in quoted} - {token}
     if any(f" {normalise_text(o)} " in text for o in others if "N" not in o for _, text in ctx.normalised):
         return None  # the user named another of the forms
     return None, f"one of the forms the description lists ({token!r})"
 
 
+#: The N of a template ('NdaysAgo', 'N_weeks'): a capital N outside a word in capitals.
+_TEMPLATE_N = re.compile(r"(?<![A-Z])N(?![A-Z])")
 _EXAMPLE_OR_USE = re.compile(r"\b(?:e\.?g|i\.?e|for example|for instance|such as|like|use|pass|set|means?)\b", re.IGNORECASE)
 
 
@@ -1634,17 +1750,104 @@ def _country(value: object, ctx: Context) -> Derivation | None:
 
 def _place_with_country(value: object, ctx: Context) -> Derivation | None:
     """``destination: "New York, USA"`` from "a trip to New York", ``location: "San Francisco,
-    CA"`` from "in San Francisco": a place the user named, with its country or its state,
-    province or region (``measures.is_region``) added after a comma; every other part must have
-    been said."""
-    if not isinstance(value, str) or "," not in value:
+    CA"`` from "in San Francisco", ``pickup: "Andheri Station, Mumbai"`` from "Andheri station se
+    ...": a place the user named, with its country, its state, province or region
+    (``measures.is_region``) or its city (``places``: a city of that country, when one is named)
+    added after a comma. The first part must have been said (its words in one message, or one
+    word misspelt: "chcago"); every part other than a country, region or city too."""
+    if not isinstance(value, str) or "," not in value or len(value) > 160:
         return None
     parts = [p.strip() for p in value.split(",") if p.strip()]
-    said = [(p, next((i for i in (_said_by_initials(p, ctx), _said_clipped(p, ctx)) if i is not None), None) if (i := _said_phrase(p, ctx)) is None else i) for p in parts]
-    places = [index for p, index in said if index is not None and normalise_text(p) not in _COUNTRY_OF]
-    if len(parts) < 2 or not places or any(i is None and not _qualifies_place(p) for p, i in said):
+    if not 2 <= len(parts) <= 5:
         return None
-    return places[0], f"{parts[0]} with its country or region -> {value}"
+    said = [(p, _place_part_said(p, ctx)) for p in parts]
+    named = [index for p, index in said if index is not None and normalise_text(p) not in _COUNTRY_OF]
+    if not named:
+        return None
+    # a country named beside the city; "CA" and "IN" are states as often as countries, and say neither
+    countries = {c.alpha_2 for p, _ in said if (c := measures.country_named(p)) is not None and not (len(p) <= 3 and measures.is_region(p))}
+    head_cities = places.city_ids(parts[0]) if len(parts[0]) <= 60 else frozenset()
+    if head_cities and countries and not any(places.country_of(c) in countries for c in head_cities):
+        return None  # "Seville, Colombia": a city of another country than the one written after it
+    # a city after the place, when the place is no city itself ("Andheri Station, Mumbai"; not "New York, Boston")
+    in_city = said[0][1] is not None and not head_cities
+    for p, index in said:
+        if index is None and not _qualifies_place(p) and not (in_city and _city_of(p, countries)):
+            return None
+    return named[0], f"{parts[0]} with its country or region -> {value}"
+
+
+def _place_part_said(part: str, ctx: Context) -> int | None:
+    """Where a part of a place's name was said: as written, by its initials, clipped, as its words
+    in one message ("the art institute, chicago" for "Art Institute of Chicago") or misspelt."""
+    for said in (_said_phrase, _said_by_initials, _said_clipped, _said_in_words):
+        if (index := said(part, ctx)) is not None:
+            return index
+    return _said_misspelt(part, ctx) if _known_place(part) else None
+
+
+def _known_place(name: str) -> bool:
+    """Whether a name is a city's (GeoNames) or a country's: a spelling a user's typo may be corrected to."""
+    return len(name) <= 60 and (bool(places.city_ids(name)) or is_country(name))
+
+
+def _said_in_words(phrase: str, ctx: Context) -> int | None:
+    """The first message that says every content word of a name of two words or more, in any
+    order and with other words between ("union station" and "chicago" for "Union Station,
+    Chicago" are read part by part; this reads "Art Institute of Chicago" in "the art institute,
+    chicago")."""
+    words = [w for w in normalise_text(phrase).split() if w not in STOPWORDS][:8]
+    if len(words) < 2:
+        return None
+    return next((index for index, text in ctx.normalised if all(f" {w} " in text for w in words)), None)
+
+
+def _said_misspelt(name: str, ctx: Context) -> int | None:
+    """Where the user wrote a one-word name of five letters or more with one letter wrong,
+    missing, added, or two swapped, its first letter right ("chcago" for Chicago, "Pariss")."""
+    word = normalise_text(name)
+    if len(word) < 5 or not word.isalpha():
+        return None
+    for index, text in ctx.normalised:
+        tokens = [t for t in text[: _READ * 4].split() if t[:1] == word[:1] and abs(len(t) - len(word)) <= 1]
+        if tokens and process.extractOne(word, tokens, scorer=OSA.distance, score_cutoff=1) is not None:
+            return index
+    return None
+
+
+def _city_of(part: str, countries: set[str]) -> bool:
+    """Whether ``part`` names a city (GeoNames, 15,000 people or more), of one of ``countries``
+    when any are named beside it ("Mumbai, India"; not "Mumbai, USA")."""
+    if not part[:1].isupper() or len(part) > 60 or not (cities := places.city_ids(part)):
+        return False
+    return not countries or any(places.country_of(c) in countries for c in cities)
+
+
+#: A file's extension, as a path, a traceback or a diff names the file ("/app/worker.py", "App.tsx").
+_FILE_EXTENSION = re.compile(r"(?<=[\w-])\.([A-Za-z][A-Za-z0-9_+]{0,9})(?![\w.])")
+
+
+def _language_of_files(value: object, ctx: Context) -> Derivation | None:
+    """``language: "python"`` for a traceback through "/app/worker.py": the programming language
+    of files the user named, by their extension (``lexicon.file_languages``)."""
+    if not isinstance(value, str) or not {"language", "lang"} & set(ctx.words) or not 1 <= len(value) <= 30:
+        return None
+    wanted, languages = value.strip().casefold(), file_languages()
+    for index, text in ctx.said:
+        for m in itertools.islice(_FILE_EXTENSION.finditer(text[: _READ * 8]), 64):
+            if wanted in languages.get(m[1].lower(), ()):
+                return index, f"a {m[0]} file -> {value}"
+    return None
+
+
+def _misspelt_place(value: object, ctx: Context) -> Derivation | None:
+    """``city: "Chicago"`` from "wether in chcago", ``"Paris"`` from "Pariss": a city or country
+    the user misspelt by one letter, spelt right (never a misspelling of what the user wrote)."""
+    if not isinstance(value, str) or not value[:1].isupper() or len(value) > 40 or not _known_place(value):
+        return None
+    if (index := _said_misspelt(value, ctx)) is None:
+        return None
+    return index, f"misspelt -> {value}"
 
 
 def _city_named_otherwise(value: object, ctx: Context) -> Derivation | None:
@@ -1940,6 +2143,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _from_stated_now,
     _day_in_another_language,
     _calendar_period,
+    _part_of_year,
     _week_of,
     _units_ago,
     _stay_end,
@@ -1966,6 +2170,8 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _country,
     _place_with_country,
     _city_named_otherwise,
+    _misspelt_place,
+    _language_of_files,
     _none_of,
     _after_noon,
     _of_a_named_country,

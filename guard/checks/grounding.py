@@ -20,6 +20,7 @@ strings.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -34,13 +35,13 @@ from typing import Any, Protocol
 from rapidfuzz import fuzz
 
 from guard.checks import CheckContext
-from guard.checks.computed import asked_multiple, birth_year, percent_applied, product_of_held, result_total, shifted_result_time, span_end
+from guard.checks.computed import asked_multiple, birth_year, day_after_sibling, percent_applied, product_of_held, result_total, shifted_result_time, span_end
 from guard.checks.derivations import date_value, derive
 from guard.checks.measures import unit_field
 from guard.checks.action import kind_of_tool
 from guard.checks.risk import risk_of
 from guard.conversation import Conversation
-from guard.lexicon import FACTLESS_WORDS, unspaced
+from guard.lexicon import FACTLESS_WORDS, LOWER_BOUND_WORDS, UPPER_BOUND_WORDS, unspaced
 from guard.models import Finding
 from guard.normalise import (
     TemporalPatterns,
@@ -534,17 +535,27 @@ _SENTENCES = re.compile(r"[^.;\n]+(?:\([^)]{0,80}\))?[^.;\n]*")
 
 
 @lru_cache(maxsize=1_024)
-def described_in_tool(description: str, param: str) -> str:
+def described_in_tool(description: str, param: str, plural: bool = False) -> str:
     """What a tool's description says of one parameter, where the parameter itself has no
     description of its own to say it ("Refund a charge. amount is in the smallest currency unit
     (cents)", "pickup_location: IATA airport code or address"): the sentences that name it, at
-    most 300 characters."""
+    most 300 characters; with ``plural``, its plural too (a parameter's head noun: "Dates accept
+    'today' or 'NdaysAgo'" for ``start_date``)."""
     description = description[:4_000]
     if len(param) < 2 or param.casefold() not in description.casefold():
         return ""
-    name = re.compile(rf"(?<![\w-]){re.escape(param)}(?![\w-])", re.IGNORECASE)
+    name = re.compile(rf"(?<![\w-]){re.escape(param)}s?(?![\w-])" if plural else rf"(?<![\w-]){re.escape(param)}(?![\w-])", re.IGNORECASE)
     said = [m[0].strip() for m in itertools.islice(_SENTENCES.finditer(description), 64) if name.search(m[0])]
     return " ".join(said)[:300]
+
+
+def _told(description: str, param: str, own: str) -> str:
+    """What the tool's description says of a parameter: of it by name, or, when the parameter
+    has no description of its own, of its head noun ("Dates accept ..." for ``start_date``)."""
+    if told := described_in_tool(description, param):
+        return told
+    head = name_words(param).split()[-1:]
+    return described_in_tool(description, head[0], plural=True) if not own and head and len(head[0]) >= 4 else ""
 
 
 def _consequential(leaf: _Leaf, index: GroundingIndex) -> bool:
@@ -569,8 +580,9 @@ def _ground_lexically(leaf: _Leaf, index: GroundingIndex, ctx: CheckContext) -> 
         if match is not None:
             return match
     description = next((str(s["description"]) for s in leaf.schemas if s.get("description")), "")
-    if ctx.spec is not None and (told := described_in_tool(ctx.spec.description, leaf.name)):
-        description = f"{description} {told}".strip()  # "amount is in the smallest currency unit (cents)"
+    if ctx.spec is not None and (told := _told(ctx.spec.description, leaf.name, description)):
+        # "amount is in the smallest currency unit (cents)"; a sentence of its own ("Default INBOX." not "Default INBOX Lists")
+        description = f"{description.rstrip()}{'' if not description.strip() or description.rstrip()[-1] in '.;:!?' else '.'} {told}".strip()
     if numbered := _numbered(leaf):
         return GroundingMatch("derived", None, numbered, 1.0)
     if (start := _span_start(leaf, ctx.args)) and (length := span_end(leaf.value, start, ctx.conversation.said_texts, ctx.conversation.tool_texts)):
@@ -590,7 +602,29 @@ def _ground_lexically(leaf: _Leaf, index: GroundingIndex, ctx: CheckContext) -> 
         return GroundingMatch("computed", multiple[0], multiple[1], 1.0)
     if applied := percent_applied(leaf.value, said, results) or product_of_held(leaf.value, said, results):
         return GroundingMatch("computed", applied[0], applied[1], 1.0)
+    if (siblings := _siblings(ctx.args, leaf.path)) and (later := day_after_sibling(leaf.value, siblings, said, results)):
+        return GroundingMatch("computed", later[0], later[1], 1.0)
+    if isinstance(leaf.value, str) and (day := _day_edge(leaf, lookup)):
+        if (match := _ground_lexically(dataclasses.replace(leaf, value=day), index, ctx)) is not None:
+            return GroundingMatch("derived", match.message_index, f"{match.span} -> {leaf.value} (the day's edge)", match.score)
     return None
+
+
+#: A timestamp at the end of its day ("2025-03-31T23:59:59-07:00") or its start, and its day.
+_DAY_EDGE = re.compile(r"(\d{4}-\d\d-\d\d)[T ](?:(23:59(?::59(?:\.9+)?)?)|00:00(?::00(?:\.0+)?)?)(?:Z|[+-]\d\d:?\d\d)?")
+
+
+def _day_edge(leaf: _Leaf, lookup: bool) -> str | None:
+    """The day of a bound written as a time at that day's edge: an end at 23:59:59 ("until the
+    end of March": 2025-03-31T23:59:59), or for a lookup a start at 00:00. The time is the
+    convention for "the whole day", no fact (an event's start at midnight is one, and stays asked)."""
+    m = _DAY_EDGE.fullmatch(leaf.value.strip())
+    if m is None:
+        return None
+    words = set(name_words(leaf.name).split())
+    if m[2] is not None:
+        return m[1] if words & UPPER_BOUND_WORDS else None
+    return m[1] if lookup and words & LOWER_BOUND_WORDS else None
 
 
 def _ground_semantically(leaves: list[_Leaf], ctx: CheckContext) -> list[GroundingMatch | SemanticSkip | None]:
@@ -672,12 +706,13 @@ def check(ctx: CheckContext) -> list[Finding]:
     searched = index.searched
     findings = []
     kind = kind_of_tool(ctx.spec) if ctx.spec is not None else None
+    asked = " ".join(m.content[-4_000:] for m in ctx.conversation.messages[-40:] if m.role == "user")
     for leaf, skipped in entries:
         risk = risk_of(
             leaf.name, leaf.schemas, leaf.value, index.said.haystack, index.results.haystack,
             parent=_parent_key(leaf.path), lookup=kind == "read", numbers=index.numbers, paths=ctx.conversation.confirmed_paths,
             creates=kind == "create" and "." not in leaf.path.removeprefix("$."),  # the created thing's own name, not a part's
-            today=index.today,
+            today=index.today, asked=asked,
         )
         evidence = {"searched": searched, "risk": risk.level, "risk_reason": risk.reason}
         if isinstance(skipped, SemanticSkip):

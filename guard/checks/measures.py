@@ -663,7 +663,8 @@ def foreign_language_names(tag: str) -> re.Pattern[str] | None:
     base = m[1].lower()
     if len(base) == 3 and (lang := pycountry.languages.get(alpha_3=base)) is not None:
         base = getattr(lang, "alpha_2", base)
-    names = {normalise_text(babel.Locale(language).languages.get(base, "")) for language in DATE_LANGUAGES[1:]} - {""}
+    # Traditional Chinese names too ("英文" beside "英语"): both are written in mainland text
+    names = {normalise_text(babel.Locale.parse(language).languages.get(base, "")) for language in (*DATE_LANGUAGES[1:], "zh_Hant")} - {""}
     spaced = sorted(re.escape(n) for n in names if not unspaced(n))  # a word between spaces, inflected ("englische")
     inside = sorted(re.escape(n) for n in names if unspaced(n))  # inside a run of characters ("英語に")
     parts = ([rf" (?:{'|'.join(spaced)})[a-z]{{0,2}} "] if spaced else []) + (["|".join(inside)] if inside else [])

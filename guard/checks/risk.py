@@ -15,18 +15,22 @@ returns one of three levels with the reason; the grounding check turns it into t
 
 from __future__ import annotations
 
+import calendar
 import itertools
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from functools import lru_cache
 from typing import Any, Literal
 
 from guard.checks.measures import in_order
 from guard.checks.programs import StringPart, added_lines, python_strings
 from guard.checks.relevance import stem
-from guard.lexicon import DAY_PARTS, GRAMMAR_WORDS, MONTHS, PROJECT_FILES, PROSE_CAPITALS, SEARCH_KEYWORDS, STOPWORDS, WEEKDAY_SHORT, WEEKDAYS, unspaced
+from guard.lexicon import (
+    AFTER_NOON_WORDS, DAY_PARTS, GRAMMAR_WORDS, MONTH_NUMBER, MONTHS, PROJECT_FILES, PROJECT_FOLDERS, PROSE_CAPITALS, SEARCH_KEYWORDS, STOPWORDS, TEST_FILE, WEEKDAY_SHORT, WEEKDAYS, file_languages, foreign_day_words, foreign_duration_words, foreign_month_number,
+    unspaced,
+)
 from guard.normalise import normalise_text, number_key, parse_temporal, temporal_patterns
 from guard.registry import name_words
 
@@ -122,6 +126,8 @@ _PROGRAM_DESCRIPTIONS = frozenset({"expression", "cron", "crontab", "regex", "re
 _CODE_SHAPE = re.compile(r"\n|[A-Za-z_][\w.]*(?:\s*=(?!=)|\()|[{};]")
 #: Parameter words naming the API's own fields or sort keys: they shape an answer and carry no
 #: value of the user's ("fields": ["summary", "status"], "propertyName": "email").
+#: An object that states a condition on a record: its ``field`` or ``column`` names one of the API's fields.
+_CONDITION_WORDS = frozenset({"filter", "filters", "where", "condition", "conditions", "criteria", "criterion", "predicate"})
 _SELECTOR_WORDS = frozenset({"fields", "properties", "select", "expand", "include", "columns", "attributes", "sort"})
 #: The values a query searches for: quoted phrases, and what stands after an operator.
 #: A literal goes on over capitalised words ("artist:The Killers"), not over the language's own
@@ -160,7 +166,7 @@ class Risk:
 
 def risk_of(
     name: str, schemas: Iterable[dict[str, Any]], value: Any, said: str = "", results: str = "", parent: str = "", lookup: bool = False,
-    numbers: Collection[int | float] = frozenset(), paths: str = "", creates: bool = False, today: date | None = None,
+    numbers: Collection[int | float] = frozenset(), paths: str = "", creates: bool = False, today: date | None = None, asked: str = "",
 ) -> Risk:
     """What is at stake if ``value`` for parameter ``name`` (described by ``schemas``) was invented;
     ``said`` is what the user and system said, ``results`` what earlier tools returned (a summary
@@ -195,6 +201,8 @@ def risk_of(
         return Risk("derivable", "command-line options the model chose ('-q', '--maxfail=1'): they name nothing to act on")
     if isinstance(value, str) and _path_listed(value.strip(), said, f"{results} {paths}" if paths else results):
         return Risk("derivable", "a path joined from directories and files that were said or that tools listed")
+    if isinstance(value, str) and lookup and conventional_path(value.strip(), said, results):
+        return Risk("derivable", "a file read where the project's conventions put a module or test the conversation names")
     if isinstance(value, str) and "formula" in words | described and (words | described) & _CHEMISTRY_WORDS and chemical_formula(value.strip()):
         return Risk("derivable", "the chemical formula of a substance the user named: its canonical form")
     if hit := words & _CONSEQUENTIAL_WORDS:
@@ -245,8 +253,9 @@ def risk_of(
         return Risk("derivable", "a sort direction ({'created_at': -1} for 'the most recent'): how the answer is ordered")
     selector = words | set(name_words(parent).split()) if words & {"column", "field", "key", "property", "attribute"} else words
     if isinstance(value, str) and len(value) <= 64 and (
-        selector & _SELECTOR_WORDS or {"order", "by"} <= selector or {"property", "name"} <= words or {"field", "name"} <= words
-    ):  # "fields", "sort_by", "propertyName", "order_by.column"; not "field" ("field of study") nor "property_type"
+        selector & (_SELECTOR_WORDS | _CONDITION_WORDS if selector != words else _SELECTOR_WORDS)
+        or {"order", "by"} <= selector or {"property", "name"} <= words or {"field", "name"} <= words
+    ):  # "fields", "sort_by", "propertyName", "order_by.column", "dimension_filter.field"; not "field" ("field of study") nor "property_type"
         return Risk("derivable", "the name of one of the API's own fields: it shapes the answer and carries no user data")
     if isinstance(value, str) and _abbreviates(value.strip(), said, results):
         return Risk("derivable", "a code abbreviating a name that was said or returned ('AAPL' for Apple, 'NYC' for New York City)")
@@ -258,7 +267,98 @@ def risk_of(
         return Risk("derivable", "a lookup's key that completes a name the user said ('LeBron James' for 'LeBron', 'Köln Hbf' for 'Köln')")
     if isinstance(value, str) and _unclipped(value.strip(), said):
         return Risk("derivable", "the full form of a word the user clipped ('tech': technology, 'info': information)")
+    if isinstance(value, str) and asked and (moment := _temporal_value(value.strip())) is not None and _time_named(asked, moment.date, today):
+        return Risk("derivable", "a date or time the model worked out from one the user named in words ('wed 2-3', 'en 2 horas', 'after school')")
     return Risk("ordinary", "a value the user would normally state")
+
+
+#: Words that name a day relative to today, or a part of one ("tmrw", "wed", "tonight", "this evening").
+_DAY_WORDS = frozenset(
+    {*WEEKDAYS, *(s for forms in WEEKDAY_SHORT.values() for s in forms), *DAY_PARTS, *(AFTER_NOON_WORDS - {"pm"}),
+     "today", "tonight", "tomorrow", "tmrw", "tmr", "tomoz", "yesterday", "weekend", "eod", "eow"}
+)
+#: A span from now, or a week or month named relative to this one: "in 2 hours", "in an hour", "next week".
+_RELATIVE_SPAN = re.compile(
+    r"\b(?:in|within|for)\s+(?:\d{1,3}|an?|one|two|three|four|five|six|ten|twenty|thirty|few|couple(?: of)?)\s+(?:hours?|hrs?|minutes?|mins?|days?|weeks?)\b"
+    r"|\b(?:next|this|last|coming)\s+(?:week|month|weekend)\b"
+)
+#: A clock time: "7pm", "9:30", "14h", "2-3", "noon".
+_CLOCK = re.compile(r"\b\d{1,2}(?:[:h.]\d\d)?\s*(?:[ap]\.?m\b|uhr\b|h\b|o'?clock\b)|\b\d{1,2}:\d\d\b|\b\d{1,2}\s*-\s*\d{1,2}\b|\b(?:noon|midday|midnight)\b")
+
+
+def _temporal_value(value: str) -> Any:
+    """The date and time a short value holds ("2025-10-15T14:00:00-04:00", "06:45"), or None."""
+    return parse_temporal(value) if len(value) <= 40 and any(c.isdigit() for c in value) else None
+
+
+#: A date written in full or by its day and month: "2022-05-06", "5/6", "6.5.2022", a day number
+#: beside a month's name in any common language ("May 6", "6 de mayo", "3 mars").
+_NUMERIC_DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}[/.]\d{1,2}(?:[/.]\d{2,4})?\b|[年月]")
+_DAY_NUMBER = re.compile(r"\d{1,2}(?:st|nd|rd|th|er|e|º|\.)?")
+
+
+@lru_cache(maxsize=1)
+def _month_words() -> frozenset[str]:
+    return frozenset(MONTH_NUMBER) | frozenset(foreign_month_number())
+
+
+@lru_cache(maxsize=1)
+def _duration_words() -> frozenset[str]:
+    return frozenset().union(*foreign_duration_words().values())
+
+
+def _time_named(asked: str, day: date | None, today: date | None) -> bool:
+    """Whether the user named a time (and, for a value on ``day``, a day that may be it) only in
+    relative words, in any common language ("wed 2-3", "tonight at 7", "in 2 hours", "mañana a
+    las 7 menos cuarto"): a value the model works out from them is no fact the user withheld.
+    The words bound the day: "tomorrow" is the day after ``today``, a weekday one of the week
+    either side, a span from now today or tomorrow, "next week" a fortnight either side. A date
+    written in full or by its day and month is one the value must match, so where one was
+    written nothing is excused; a clock time alone names no day."""
+    text = asked[-4_000:].lower()
+    if _NUMERIC_DATE.search(text):
+        return False
+    tokens = re.findall(r"[^\W_]+", text)
+    months = _month_words()
+    for i, token in enumerate(tokens):
+        if token in months and token != "may" and any(_DAY_NUMBER.fullmatch(t) for t in tokens[max(0, i - 2) : i + 3]):
+            return False  # "May 6", "6 de mayo", "le 3 mars"
+    if day is None:  # a time of day: any words that name a time or a day
+        return bool(_CLOCK.search(text) or set(tokens) & _DAY_WORDS or any(set(tokens) & v for v in foreign_day_words().values()))
+    if today is None:
+        return False
+    return any(day in allowed for allowed in _days_named(text, tokens, today))
+
+
+def _days_named(text: str, tokens: list[str], today: date) -> Iterator[range | set[date]]:
+    """The days relative words of a text may name, seen from ``today`` (sets, or ranges of ordinals
+    as dates: ``_DayRange``)."""
+    words = set(tokens)
+    exact = {w: today + timedelta(days=n) for w, n in _EXACT_DAYS.items() if w in words}
+    if exact:
+        yield set(exact.values())
+    if words & (set(WEEKDAYS) | _SHORT_DAYS | {"weekend"}) or any(words & v for v in foreign_day_words().values()):
+        yield _DayRange(today - timedelta(days=7), today + timedelta(days=8))  # a weekday, in this language or another
+    if words & set(DAY_PARTS) or words & (AFTER_NOON_WORDS - {"pm"}) or _RELATIVE_SPAN.search(text) or any(
+        a.isdigit() and b in _duration_words() for a, b in zip(tokens, tokens[1:])
+    ):  # "this evening", "in 2 hours", "en 2 horas": today, or past midnight
+        yield {today, today + timedelta(days=1)}
+    if re.search(r"\b(?:next|this|last|coming)\s+(?:week|weekend)\b", text):
+        yield _DayRange(today - timedelta(days=14), today + timedelta(days=15))
+
+
+@dataclass(frozen=True)
+class _DayRange:
+    first: date
+    end: date
+
+    def __contains__(self, day: object) -> bool:
+        return isinstance(day, date) and self.first <= day < self.end
+
+
+#: Words that name one day exactly, as days from today.
+_EXACT_DAYS = {"today": 0, "tonight": 0, "tomorrow": 1, "tmrw": 1, "tmr": 1, "tomoz": 1, "yesterday": -1}
+_SHORT_DAYS = frozenset(s for forms in WEEKDAY_SHORT.values() for s in forms)
 
 
 #: Where a sentence starts in a composed text (its first word is capitalised by grammar, not as a name).
@@ -384,6 +484,10 @@ _PROGRAM_TARGETS = re.compile(
 )
 
 
+#: A branch a git command creates ("git checkout -b fix/212-zulu", "git switch -c feat/x"): named by the model.
+_NEW_BRANCH = re.compile(r"\bgit\s+(?:checkout\s+-[bB]|switch\s+(?:-c|--create)|branch)\s+([\w./-]{1,200})")
+
+
 def _program_grounded(value: str, said: str, results: str = "", edit: bool = False) -> bool:
     """Whether a command, code or formula the model wrote acts only on what was said or returned:
     every path, URL, address, quoted string and name with digits in it was (a quoted string by
@@ -400,7 +504,10 @@ def _program_grounded(value: str, said: str, results: str = "", edit: bool = Fal
         return False
     if (strings := python_strings(value)) is not None:
         return all(_python_string_grounded(s, said, results, edit) for s in strings)
+    own = {m[1] for m in itertools.islice(_NEW_BRANCH.finditer(value[:4_000]), 8)}  # a branch the command makes is its own name
     for m in _PROGRAM_TARGETS.finditer(value[:4_000]):
+        if m[3] is not None and (m[3] in own or m[3].removeprefix("origin/") in own):
+            continue
         quoted = m[1] if m[1] is not None else m[2]
         if quoted is not None and edit and not _ADDRESS.search(quoted):
             continue  # written code in another language: its literals are the program's, as in Python's
@@ -451,6 +558,7 @@ def _target_grounded(target: str, said: str, results: str) -> bool:
         "*" in target or target.startswith(("/dev/", *_TEMPORARY)) or _found(target, said, results)
         or _found(base, said, results) or _numbered_parts_found(target, said, results)
         or (base in PROJECT_FILES and (not folder or _found(folder, said, results)))
+        or conventional_path(target, said, results)
     )
 
 
@@ -568,6 +676,43 @@ def _path_listed(value: str, said: str, results: str) -> bool:
     return len(parts) >= 2 and all(_found(p, said, results) for p in parts) and any(_found(p, "", results) for p in parts[-1:])
 
 
+#: Parts of a path that name no file of the user's: the model's guess of a path built from them is no fact.
+_GENERIC_PARTS = frozenset("file files data document documents doc docs folder dir directory path tmp temp home user users new untitled output input my".split())
+_EXTENSION = re.compile(r"\.([A-Za-z][A-Za-z0-9]{0,9})$")
+
+
+def conventional_path(value: str, said: str, results: str) -> bool:
+    """Whether a relative path is where a project's conventions put a module or its test that the
+    conversation names: every part a folder every project has (``lexicon.PROJECT_FOLDERS``: src,
+    tests) or a name said or returned, the file's own name once a test affix is taken off
+    ("tests/test_timeparse.py" for gauge_reader/timeparse.py, "src/pgsnap/prune.py" for pgsnap's
+    prune command); its extension written in the conversation, or its language named."""
+    if len(value) > 300 or not _PATH.fullmatch(value) or value.startswith(("/", "~", ".")) or "\\" in value:
+        return False
+    parts = value.split("/")
+    ext = _EXTENSION.search(parts[-1])
+    if len(parts) < 2 or ext is None or not any(p not in PROJECT_FOLDERS for p in parts[:-1]) and len(parts) > 2:
+        return False
+    for i, part in enumerate(parts):
+        if i < len(parts) - 1 and part in PROJECT_FOLDERS:
+            continue
+        core = part[: ext.start()] if i == len(parts) - 1 else part
+        core = TEST_FILE.fullmatch(core)[1] if TEST_FILE.fullmatch(core) else core
+        if core.lower() in _GENERIC_PARTS or not _found(core, said, results):
+            return False
+    return _extension_seen(ext[1].lower(), said, results)
+
+
+@lru_cache(maxsize=64)  # per extension and conversation: a command names many files of one kind
+def _extension_seen(ext: str, said: str, results: str) -> bool:
+    """Whether a file with this extension was written in the conversation, or its language named."""
+    written = re.compile(rf"\w\.{re.escape(ext)}\b", re.IGNORECASE)
+    if written.search(said, 0, 20_000) or written.search(results, 0, 200_000):
+        return True
+    names = file_languages().get(ext, frozenset())
+    return any(f" {normalise_text(name)} " in _normalised(said) or f" {normalise_text(name)} " in _normalised(results) for name in names if name.isalnum())
+
+
 def _slot_in_named_part(value: str, said: str, results: str, today: date | None = None) -> bool:
     """Whether a date-time falls inside a part of the day the user named ("a free hour tomorrow
     afternoon": 15:00; ``lexicon.DAY_PARTS``, "tonight" an evening) on a day the conversation or a
@@ -632,6 +777,7 @@ def points(value: str) -> bool:
 
 
 @lru_cache(maxsize=8)
+@lru_cache(maxsize=8)  # the conversation in hand: every fact of every value is looked up in the same few texts
 def _normalised(text: str) -> str:
     """A text as the grounding index holds it (casefolded, punctuation to spaces), padded."""
     return f" {normalise_text(text)} " if text else " "
@@ -659,7 +805,9 @@ _ISO_DAY = re.compile(r"(\d{4})-(\d\d)-(\d\d)(?:[ T]00:00(?::00)?)?")
 
 def _year_bound(literal: str, numbers: Collection[int | float]) -> str:
     """A query's date that bounds a year the user named, as that year: "2023-01-01" and
-    "2023-12-31" for "in 2023", and "2024-01-01", the end a half-open range stops before."""
+    "2023-12-31" for "in 2023", and "2024-01-01", the end a half-open range stops before; one
+    that bounds a month, as the month and its year ("2024-03-01" and "2024-04-01" for "signups
+    in march 2024")."""
     m = _ISO_DAY.fullmatch(literal.strip())
     if m is None:
         return literal
@@ -668,6 +816,14 @@ def _year_bound(literal: str, numbers: Collection[int | float]) -> str:
         return str(year)
     if day == ("01", "01") and year - 1 in numbers:
         return str(year - 1)
+    month = int(m[2])
+    if not 1 <= month <= 12:
+        return literal
+    if int(m[3]) == calendar.monthrange(year, month)[1]:
+        return f"{MONTHS[month - 1][0]} {year}"  # "2024-03-31": the end of March 2024
+    if m[3] == "01":  # the start of its month, or the end a half-open range of the month before stops at
+        before = date(year, month, 1) - timedelta(days=1)
+        return f"{MONTHS[before.month - 1][0]} {before.year} {MONTHS[month - 1][0]} {year}"
     return literal
 
 

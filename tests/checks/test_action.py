@@ -254,3 +254,36 @@ def test_a_verb_as_often_a_noun_before_a_plain_verb_is_the_object():
     assert kind_of_tool(ToolSpec(name="book_flight")) == "create"
     assert kind_of_tool(ToolSpec(name="get_order")) == "read"
     assert kind_of_tool(ToolSpec(name="book_reservation")) == "create"  # a noun made from a verb is no verb
+
+
+REMINDERS = [tool("create_reminder"), tool("list_reminders")]
+
+
+def test_an_earlier_topics_question_asks_no_read_of_a_later_request():
+    def asked(*said: str, call: str = "create_reminder") -> list[Any]:
+        messages = [("user", text) for text in said]
+        decision = Guard(REMINDERS).check({"name": call, "args": {"item": "call mum"}}, messages)
+        return [f for f in decision.findings if f.category is Category.SUSPICIOUS_TOOL_SELECTION]
+
+    # "remind me" is no verb the check reads: it looks back, where only a question asked anything
+    assert asked("how long should I rest a steak?", "cool thanks. oh btw remind me to call mum at 7") == []
+    # everyday negatives, each asked in the latest request: a question, still a read of the reminders
+    assert asked("thanks!", "what reminders do I have tonight?")
+    assert asked("hi", "which reminders are still open?")
+    assert asked("how do I set one?", "show my reminders")
+
+
+def test_an_answer_to_the_assistants_question_goes_on_with_the_question_before_it():
+    messages = [("user", "Can you tell me what Pad Thai is made of?"), ("assistant", "Sure, which menu is it on?"), ("user", "the lunch menu")]
+    decision = Guard(MENU).check({"name": "deleteMenuItem", "args": {"item": "Pad Thai"}}, messages)
+    assert [f.evidence["better"] for f in decision.findings if f.category is Category.SUSPICIOUS_TOOL_SELECTION] == ["getMenuItem"]
+
+
+def test_invoicing_someone_is_an_act_where_a_clause_starts():
+    from guard.checks.action import asked_kinds
+
+    assert asked_kinds("process the receipts, and invoice Brightwater for march. also curious where receivables are at") == {"act"}
+    # everyday negatives: the invoice as a thing, read or made
+    assert asked_kinds("where is the invoice from march?") == {"read"}
+    assert asked_kinds("create an invoice for Brightwater") == {"create"}
+    assert asked_kinds("the invoice is wrong, can you delete it") == {"delete"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from guard import Guard
-from guard.checks.computed import asked_multiple, birth_year, result_total
+from guard.checks.computed import asked_multiple, birth_year, day_after_sibling, result_total
 from guard.taxonomy import Category
 
 SPENT = json.dumps({"transactions": [{"merchant": "Trader Joe's", "amount": -84.12}, {"merchant": "Costco", "amount": -132.55},
@@ -134,3 +134,15 @@ def test_the_numbers_held_are_read_lazily_and_bounded() -> None:
     assert len(held) == computed._BASES
     assert held[0] == (2, 40.0)  # the latest message first; its percentage is no amount
     assert (2, 15.0) not in held
+
+
+def test_a_date_that_is_another_date_of_the_call_plus_days_the_conversation_states() -> None:
+    terms = [(3, json.dumps({"clients": [{"client_id": "cli_0193", "payment_terms_days": 15}]}))]
+    siblings = {"issue_date": "2025-04-30", "due_date": "2025-05-15"}
+    assert day_after_sibling("2025-05-15", siblings, [], terms) is not None
+    assert day_after_sibling("2025-06-29", {"check_in": "2025-06-15"}, [(0, "two weeks, so 14 days from the 15th")], []) is not None
+    assert day_after_sibling("2025-05-30", {"invoice_date": "2025-04-30"}, [(0, "bill them, net 30 as usual")], []) is not None
+    # everyday negatives: a gap no number of days gives; fifteen of something else; no other date in the call
+    assert day_after_sibling("2025-05-20", siblings | {"due_date": "2025-05-20"}, [], terms) is None
+    assert day_after_sibling("2025-05-15", siblings, [(0, "invoice them for the 15 hours of design work")], []) is None
+    assert day_after_sibling("2025-05-15", {"due_date": "2025-05-15"}, [], terms) is None

@@ -317,6 +317,9 @@ def test_the_date_span_rules_read_a_bounded_part_of_each_message():
         ("en", "target", "language code", "¿Me lo traduces al inglés? 'Buenos días'", True),
         ("ja", "target_language", "", "翻译成日语：你好", True),
         ("en", "target_language", "", "이 문장을 영어로 번역해 주세요", True),
+        ("en", "target_language", "", "帮我把这段话翻译成英文：我们下周三下午开会", True),  # the Traditional Chinese name, written in mainland text
+        ("fr", "target_language", "", "帮我把这段话翻译成英文：我们下周三下午开会", False),
+        ("zh", "target_language", "", "帮我把这段话翻译成英文：我们下周三下午开会", False),  # the text's own language is no target
         ("fr", "target_language", "", "Kannst du das bitte ins Englische übersetzen?", False),  # another language
         ("de", "target_language", "", "Lies mir die Nachricht vor, bitte.", False),  # written in German, naming none
         # a target described through its input text is still the target ("into Spanish")
@@ -1364,3 +1367,124 @@ def test_a_couple_of_days_is_two() -> None:
     assert derive("2025-05-13", "since", said, today=date(2025, 5, 16), lookup=True) is None
     assert derive("2025-05-14", "since", [(0, "Today is 2025-05-16."), (1, "a couple of friends came by")], today=date(2025, 5, 16), lookup=True) is None
     assert derive("2025-05-14", "since", [(0, "Today is 2025-05-16."), (1, "the last couple of weeks")], today=date(2025, 5, 16), lookup=True) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "derived"),
+    [
+        ("Art Institute of Chicago, Chicago, IL", "walking directions from union station to the art institute, chicago", True),
+        ("221 Pine St, San Francisco, CA", "how much would an XL be from 221 pine st sf to SFO terminal 2?", True),
+        ("Andheri Station, Mumbai", "Andheri station se Powai tak auto book kar do", True),
+        ("Gare du Nord, Paris, France", "taxi from gare du nord to my hotel pls", True),
+        ("Chicago, IL", "whats teh wether in chcago rn", True),
+        # everyday negatives: a place nobody named, with a city; a city of another country than the one named; "my city";
+        # a city after another city
+        ("221 Pine St, San Francisco, CA", "get me a ride to the airport", False),
+        ("Astoria, Queens, NY", "2br in astoria under 2800, I have a dog", False),
+        ("Andheri Station, Chicago, India", "ride from Andheri station please", False),
+        ("Chicago, IL", "what's the weather in my city", False),
+    ],
+)
+def test_a_place_the_user_named_with_its_city_country_or_region(value: str, text: str, derived: bool) -> None:
+    assert (derive(value, "location", [(0, text)]) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "derived"),
+    [
+        ("Chicago", "whats teh wether in chcago rn", True),
+        ("Paris", "flights to Pariss next week", True),
+        ("Barcelona", "hotels in barcleona", True),  # two letters swapped
+        # everyday negatives: two letters off, another first letter, a name under five letters, a typo of what was said
+        ("Pavia", "weather in Paris", False),
+        ("Pariss", "flights to Paris next week", False),
+        ("Berlin", "what's on in merlin tonight", False),
+        ("Oslo", "flights to olso", False),
+    ],
+)
+def test_a_place_the_user_misspelt_by_one_letter(value: str, text: str, derived: bool) -> None:
+    assert (derive(value, "city", [(0, text)]) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "derived"),
+    [
+        ("python", 'Traceback:\n  File "/app/worker.py", line 88, in handle\nwhere do we raise that?', True),
+        ("typescript", "the bug is in src/components/Cart.ts, can you find where total is computed", True),
+        ("go", "search for NewServer in cmd/api/main.go", True),
+        # everyday negatives: another file's language, no file named, a web address is no source file
+        ("javascript", "where is slugify defined in utils/text.py", False),
+        ("python", "where do we raise InsufficientBalanceError?", False),
+        ("python", "search the docs on example.com for it", False),
+    ],
+)
+def test_the_language_of_the_files_the_user_named(value: str, text: str, derived: bool) -> None:
+    assert (derive(value, "language", [(0, text)]) is not None) is derived
+
+
+def test_a_french_range_of_days_with_their_weekdays() -> None:
+    said = [(0, "Bonjour, je voudrais poser mes congés payés du lundi 3 au vendredi 7 mars 2025 svp")]
+    assert derive("2025-03-03", "start_date", said, today=date(2025, 2, 20)) is not None
+    assert derive("2025-03-07", "end_date", said, today=date(2025, 2, 20)) is not None
+    # everyday negatives: a day between the two ends, a start whose weekday is not the one said, another month
+    assert derive("2025-03-05", "start_date", said, today=date(2025, 2, 20)) is None
+    assert derive("2025-03-04", "start_date", [(0, "je serai absent du mardi 3 au vendredi 7 mars 2025")], today=date(2025, 2, 20)) is None
+    assert derive("2025-04-03", "start_date", said, today=date(2025, 2, 20)) is None
+
+
+def test_an_upper_bound_at_midnight_ends_before_its_day() -> None:
+    said = [(0, "Today is Wednesday, 22 October 2025."), (1, "need a 45-min sync sometime next week")]
+    today = date(2025, 10, 22)
+    assert derive("2025-11-01T00:00:00Z", "time_max", said, today=today, lookup=True) is not None  # after the Friday
+    assert derive("2025-11-03T00:00:00Z", "time_max", said, today=today, lookup=True) is not None  # after the Sunday
+    # everyday negatives: a day later still, a bound at 9am of that Saturday, a plain date (a Saturday is no working day's end)
+    assert derive("2025-11-04T00:00:00Z", "time_max", said, today=today, lookup=True) is None
+    assert derive("2025-11-01T09:00:00Z", "time_max", said, today=today, lookup=True) is None
+    assert derive("2025-11-01", "end", [(0, "Today is Wednesday, 22 October 2025."), (1, "what do I have next week")], today=today, lookup=True) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "param", "text", "derived"),
+    [
+        ("2024-07-01", "start_date", "revenue for Q3 2024 please", True),
+        ("2024-09-30", "end_date", "revenue for Q3 2024 please", True),
+        ("2023-06-30", "end", "how did the second quarter of 2023 go?", True),
+        ("2025-01-01", "from", "H1 2025 signups", True),
+        ("2025-09-30", "end_date", "Our fiscal year begins on April 1. Pull revenue for Q2 of this fiscal year.", True),
+        ("2025-04-01", "start_date", "numbers for Q2 please", True),  # the quarter of the year today falls in
+        # everyday negatives: another quarter, a quarter of a fiscal year nobody stated, a flu strain, a quarter of an hour
+        ("2024-10-01", "start_date", "revenue for Q3 2024 please", False),
+        ("2025-07-01", "start_date", "Pull revenue for Q2 of this fiscal year.", False),
+        ("2025-01-01", "since", "any H1N1 cases reported?", False),
+        ("2025-10-01", "start", "the meeting ran a quarter of an hour over", False),
+    ],
+)
+def test_a_quarter_or_half_of_a_year_by_its_number(value: str, param: str, text: str, derived: bool) -> None:
+    said = [(0, "Today is 2025-10-03."), (1, text)]
+    assert (derive(value, param, said, today=date(2025, 10, 3)) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "derived"),
+    [
+        ("2024-03-09T19:00:00", "напомни мне завтра в 7 вечера позвонить маме", True),
+        ("2024-03-09T15:00:00", "erinnere mich morgen um 3 nachmittags an den Arzt", True),
+        ("2024-03-09T09:00:00", "me lembra amanhã às 9 de ligar pra minha mãe", True),
+        # everyday negatives: the morning hour when the evening was said, the evening when nothing said it, the night's 2 am
+        ("2024-03-09T07:00:00", "напомни мне завтра в 7 вечера позвонить маме", False),
+        ("2024-03-09T21:00:00", "me lembra amanhã às 9 de ligar pra minha mãe", False),
+        ("2024-03-09T14:00:00", "разбуди меня завтра в 2 ночи", False),
+    ],
+)
+def test_an_hour_said_with_the_afternoon_or_evening_in_another_language(value: str, text: str, derived: bool) -> None:
+    said = [(0, "Today is 2024-03-08."), (1, text)]
+    assert (derive(value, "remind_at", said, today=date(2024, 3, 8)) is not None) is derived
+
+
+def test_a_span_from_the_stated_clock_in_another_language() -> None:
+    said = [(0, "Current time: 2025-03-11 15:20 (Europe/Madrid)."), (1, "recuérdame en 2 horas llamar a mamá")]
+    assert derive("2025-03-11T17:20:00+01:00", "remind_at", said, today=date(2025, 3, 11)) is not None
+    # everyday negatives: three hours, two hours from noon, two hours before
+    assert derive("2025-03-11T18:20:00+01:00", "remind_at", said, today=date(2025, 3, 11)) is None
+    assert derive("2025-03-11T14:00:00+01:00", "remind_at", said, today=date(2025, 3, 11)) is None
+    assert derive("2025-03-11T13:20:00+01:00", "remind_at", said, today=date(2025, 3, 11)) is None

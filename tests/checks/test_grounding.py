@@ -521,3 +521,51 @@ def test_a_code_another_tool_lists_for_a_parameter_of_the_same_name_is_the_apis_
     assert Guard(tools).check({"name": "get_offers", "args": {"discount_card": "BC75_2"}}, said).action.value != "allow"
     assert Guard(tools).check({"name": "get_offers", "args": {"note": "BC25_2"}}, said).action.value != "allow"
     assert Guard(tools[1:]).check({"name": "get_offers", "args": {"discount_card": "BC25_2"}}, said).action.value != "allow"
+
+
+def _report_tool(description: str, properties: dict[str, Any]) -> dict[str, Any]:
+    return {"name": "run_report", "description": description, "parameters": {"type": "object", "properties": properties}}
+
+
+def test_a_parameter_without_a_description_reads_what_the_tool_says_of_its_head_noun():
+    tool = _report_tool(
+        "Run a report. Dates accept YYYY-MM-DD or relative values like 'today', 'yesterday', 'NdaysAgo'.",
+        {"start_date": {"type": "string"}, "end_date": {"type": "string"}, "metric": {"type": "string"}},
+    )
+    said = [("user", "bounce rate for /pricing, last 30 days")]
+    decision = Guard([tool]).check({"name": "run_report", "args": {"start_date": "30daysAgo", "end_date": "today"}}, said)
+    assert not [f for f in decision.findings if f.category is Category.UNGROUNDED_VALUE]
+    # everyday negatives: a number nobody said for N; a parameter whose head the description does not name; a keyword
+    # the description gives as an example of a value ("e.g. 'primary'") with no template among its forms
+    flagged = Guard([tool]).check({"name": "run_report", "args": {"start_date": "90daysAgo"}}, said)
+    assert [f.value for f in flagged.findings if f.category is Category.UNGROUNDED_VALUE] == ["90daysAgo"]
+    flagged = Guard([tool]).check({"name": "run_report", "args": {"metric": "today"}}, said)
+    assert [f.value for f in flagged.findings if f.category is Category.UNGROUNDED_VALUE] == ["today"]
+    calendars = _report_tool("List events. Calendars are named, e.g. 'primary', 'work', 'family'.", {"calendar": {"type": "string"}})
+    flagged = Guard([calendars]).check({"name": "run_report", "args": {"calendar": "family"}}, [("user", "what's on tomorrow?")])
+    assert [f.value for f in flagged.findings if f.category is Category.UNGROUNDED_VALUE] == ["family"]
+
+
+def test_a_default_in_a_description_ends_its_sentence_before_the_tools_words_are_added():
+    tool = {
+        "name": "list_messages",
+        "description": "Lists messages in a folder, newest first.",
+        "parameters": {"type": "object", "properties": {"folder": {"type": "string", "description": "Folder/label name. Default INBOX"}}},
+    }
+    decision = Guard([tool]).check({"name": "list_messages", "args": {"folder": "INBOX"}}, [("user", "triage my unread pls")])
+    assert not [f for f in decision.findings if f.category is Category.UNGROUNDED_VALUE]
+    # everyday negative: another folder than the default
+    decision = Guard([tool]).check({"name": "list_messages", "args": {"folder": "Receipts"}}, [("user", "triage my unread pls")])
+    assert [f.value for f in decision.findings if f.category is Category.UNGROUNDED_VALUE] == ["Receipts"]
+
+
+def test_a_bound_at_the_edge_of_a_day_the_user_named_is_that_day():
+    tool = {"name": "create_discount", "description": "Create a discount code.", "parameters": {"type": "object", "properties": {
+        "ends_at": {"type": "string"}, "starts_at": {"type": "string"}}}}
+    said = [("system", "Today is 2025-03-14."), ("user", "15% off from monday thru end of march")]
+    decision = Guard([tool]).check({"name": "create_discount", "args": {"ends_at": "2025-03-31T23:59:59-07:00"}}, said)
+    assert not [f for f in decision.findings if f.category is Category.UNGROUNDED_VALUE]
+    # everyday negatives: the end of another day; 23:59 for a start; an end at an hour nobody said
+    for args in ({"ends_at": "2025-03-30T23:59:59-07:00"}, {"starts_at": "2025-03-31T23:59:59"}, {"ends_at": "2025-03-31T18:00:00"}):
+        decision = Guard([tool]).check({"name": "create_discount", "args": args}, said)
+        assert [f.value for f in decision.findings if f.category is Category.UNGROUNDED_VALUE] == list(args.values())

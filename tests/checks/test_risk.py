@@ -208,7 +208,9 @@ def test_a_query_whose_values_were_said_and_the_apis_own_field_names_are_derivab
     # a column inside the object that orders or sorts the answer is a field name too
     assert risk_of("column", [{}], "created_at", said, parent="order_by").level == "derivable"
     assert risk_of("field", [{}], "updated_at", said, parent="sort").level == "derivable"
-    assert risk_of("column", [{}], "status", said, parent="filters").level == "ordinary"  # a filter's column picks the data
+    # a filter's column is the API's field name too; what it is compared with is the data the user picks
+    assert risk_of("column", [{}], "status", said, parent="filters").level == "derivable"
+    assert risk_of("value", [{}], "archived", said, parent="filters").level == "ordinary"
     assert risk_of("name", [{}], "Globex", said, parent="order_by").level == "ordinary"  # only a column, field or key word
 
 
@@ -736,3 +738,74 @@ def test_a_mail_searchs_own_keywords_and_windows_are_its_syntax() -> None:
     assert risk_of("query", [{"type": "string"}], "label:taxes is:unread", said, lookup=True).level != "derivable"
     assert risk_of("query", [{"type": "string"}], "from:carol is:unread", said, lookup=True).level != "derivable"
     assert risk_of("query", [{"type": "string"}], "subject:invoice newer_than:1d", said, lookup=True).level != "derivable"
+
+
+def test_the_field_a_filter_or_condition_names_is_the_apis_own():
+    assert risk_of("field", [{"type": "string"}], "pagePath", parent="dimension_filter").level == "derivable"
+    assert risk_of("column", [{"type": "string"}], "created_at", parent="where").level == "derivable"
+    # everyday negatives: a field of study, a field's value inside a filter, a column outside any condition
+    assert risk_of("field", [{"type": "string"}], "Mechanical engineering").level != "derivable"
+    assert risk_of("value", [{"type": "string"}], "/pricing", parent="dimension_filter").level != "derivable"
+    assert risk_of("column", [{"type": "string"}], "B", parent="sheet").level != "derivable"
+
+
+def test_a_file_read_where_a_projects_conventions_put_a_module_or_its_test():
+    from guard.checks.risk import conventional_path
+
+    said = "Please fix #212: parse_timestamp crashes, see gauge_reader/timeparse.py"
+    assert conventional_path("tests/test_timeparse.py", said, "")
+    assert conventional_path("src/pgsnap/prune.py", "pick up #212", "prune --keep-days deletes snapshots early; pgsnap 0.9.3, Python 3.11")
+    assert conventional_path("src/Cart.test.tsx", "the total in Cart.tsx is off by one", "")
+    assert risk_of("path", [{}], "tests/test_timeparse.py", said, lookup=True).level == "derivable"
+    # everyday negatives: a module nobody named, generic words for a path, an absolute path, a file of a language never seen,
+    # and a test file to write (no lookup: what a write names must be stated or listed)
+    assert not conventional_path("tests/test_config.py", said, "")
+    assert not conventional_path("data/file.txt", "read the data file", "")
+    assert not conventional_path("/home/me/gauge_reader/timeparse.py", said, "")
+    assert not conventional_path("tests/timeparse.rs", said, "")
+    assert risk_of("path", [{}], "tests/test_timeparse.py", said).level != "derivable"
+
+
+def test_a_branch_a_git_command_creates_is_its_own_name():
+    said = "Please fix #212 and open a PR. The bug is in gauge_reader/timeparse.py"
+    command = "git checkout -b fix/212-zulu-suffix && git add gauge_reader/timeparse.py && git push -u origin fix/212-zulu-suffix"
+    assert risk_of("command", [{}], command, said).level == "derivable"
+    # everyday negatives: checking out a branch nobody named, pushing to one the command did not make, deleting one
+    for other in ("git checkout release/2.4 && git add gauge_reader/timeparse.py", "git add gauge_reader/timeparse.py && git push origin hotfix/99",
+                  "git branch -D fix/old-212 && git status"):
+        assert risk_of("command", [{}], other, said).level != "derivable"
+
+
+@pytest.mark.parametrize(
+    ("value", "asked", "level"),
+    [
+        ("2025-10-15T14:00:00-04:00", "need a room for the design review. wed 2-3, like 8 ppl", "derivable"),
+        ("2025-10-13T17:20:00+01:00", "recuérdame en 2 horas llamar a mamá", "derivable"),
+        ("06:45", "ponme una alarma a las 7 menos cuarto para mañana porfa", "derivable"),
+        ("2025-10-14T19:00:00", "remind me tomorrow evening to call mum", "derivable"),
+        # everyday negatives: a date written in full that the value must match; a day nobody named (only a clock time);
+        # a month alone names no day; a name with "Hour" in it; another day than "tomorrow"; a weekday a month away
+        ("2025-05-07T14:00:00", "add a reminder for a meeting on 2025-05-06 at 2 PM", "ordinary"),
+        ("2025-10-16T10:00:00", "The time was 10:00 AM.", "ordinary"),
+        ("2025-10-15", "book me a flight to Lisbon in October", "ordinary"),
+        ("2025-10-14", "It was at 24 Hour Fitness.", "ordinary"),
+        ("2025-05-06", "what's on for May 6th?", "ordinary"),
+        ("2025-10-20", "book a room for tomorrow", "ordinary"),
+        ("2025-11-19", "the review is on wednesday", "ordinary"),
+    ],
+)
+def test_a_date_or_time_worked_out_from_one_the_user_named_only_in_relative_words(value, asked, level):
+    from datetime import date
+
+    assert risk_of("start", [{"type": "string"}], value, asked=asked, today=date(2025, 10, 13)).level == level
+
+
+def test_a_querys_dates_that_bound_a_month_the_user_named():
+    said = "users table, created_at is timestamptz. how many people signed up in march 2024?"
+    sql = "SELECT COUNT(*) FROM users WHERE created_at >= '{}' AND created_at < '{}'"
+    assert risk_of("sql", [{}], sql.format("2024-03-01", "2024-04-01"), said).level == "derivable"
+    assert risk_of("sql", [{}], sql.format("2024-03-01", "2024-03-31"), said).level == "derivable"
+    # everyday negatives: another month, another year, a mid-month day nobody named
+    assert risk_of("sql", [{}], sql.format("2024-05-01", "2024-06-01"), said).level != "derivable"
+    assert risk_of("sql", [{}], sql.format("2023-03-01", "2023-04-01"), said).level != "derivable"
+    assert risk_of("sql", [{}], sql.format("2024-03-10", "2024-03-17"), said).level != "derivable"
