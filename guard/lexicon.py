@@ -328,3 +328,23 @@ def file_languages() -> dict[str, frozenset[str]]:
             if pattern.startswith("*.") and pattern[2:].replace("_", "").isalnum():
                 table.setdefault(pattern[2:].lower(), set()).update((name.casefold(), *(a.casefold() for a in aliases)))
     return {ext: frozenset(names) for ext, names in table.items()}
+
+
+@lru_cache(maxsize=None)
+def foreign_number_words(language: str) -> dict[str, int]:
+    """One other common language's numbers in words, 0-1,000 and the round thousands to 100,000
+    ("doscientos cincuenta": 250, "quarante cinq": 45, "dos mil": 2000), normalised as
+    ``guard.normalise`` writes text, by ``num2words``; empty for a language it does not write."""
+    from num2words import num2words
+
+    from guard.normalise import normalise_text
+
+    table: dict[str, int] = {}
+    for number in (*range(0, 1_001), *range(2_000, 100_001, 1_000)):
+        try:
+            words = normalise_text(num2words(number, lang=language))
+        except Exception:  # NotImplementedError for a language it lacks, and whatever else a converter raises
+            return {}
+        if words and not words.isdigit():
+            table.setdefault(words, number)
+    return table

@@ -68,7 +68,7 @@ try:
 except ImportError as exc:  # pragma: no cover - numpy comes with the extra's torch
     raise ImportError(f"guard.semantic needs numpy: {install_hint('semantic')}") from exc
 
-from guard.checks.action import asked_kinds
+from guard.checks.action import asked_kinds, kind_of_tool
 from guard.checks.grounding import GroundingMatch, SemanticSkip
 from guard.checks.measures import currency_names, identified_language, language_names
 from guard.checks.risk import points
@@ -1069,6 +1069,15 @@ def selection_check(ctx: Any) -> list[Finding]:
     shared = _boilerplate(ctx.registry)
     if better is None or _feeds(ctx.spec, better, prefix, shared):
         return []
+    mine, theirs = kind_of_tool(ctx.spec), kind_of_tool(better)
+    if (
+        mine is not None and theirs is not None and mine != theirs and not _NEGATED.search(users[-1][-2_000:])
+        and mine in (asked := asked_kinds(users[-1])) and theirs not in asked
+    ):
+        # two tools that say different acts, and the latest request's own verb asks for this one's
+        # ("set me up a grocery budget": create_budget, not list_budgets): embeddings tell verbs
+        # apart poorly, the words do not
+        return []
     # a step towards any tool that fits this part better (the tracks found before they are added
     # to the playlist, the product found before it goes in the cart)
     ahead = [ctx.registry.get(n) for j, n in enumerate(tools.names) if rows[part, j] > rows[part, me] and n not in done]
@@ -1123,6 +1132,10 @@ def selection_check(ctx: Any) -> list[Finding]:
                       "reading": reading},
         )
     ]
+
+
+#: A request that says not to do something ("don't book it yet", "no need to rename"): its verbs ask for no act.
+_NEGATED = re.compile(r"\b(?:don'?t|do not|doesn'?t|does not|never|not yet|no need to|without)\b|\bdon’t\b", re.IGNORECASE)
 
 
 #: The confidence of a doubtful choice that may be a step of a plan (below the policy's retry

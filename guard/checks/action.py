@@ -51,6 +51,7 @@ _BEFORE_A_VERB = frozenset({"and", "then", "please", "also", "pls", "plz", "yes"
 #: Words that say a request reads without a verb of its own ("what is", "how many").
 _QUESTION_WORDS = "what which how when where whether tell"
 _QUESTIONS = _stems(_QUESTION_WORDS)
+_QUESTION_WORD_SET = frozenset(_QUESTION_WORDS.split()) | {"who", "whom", "whose", "of", "about"}
 _CHANGES = ("create", "update", "delete")
 _WORD = re.compile(r"[a-z]+")
 
@@ -168,6 +169,8 @@ def asked_kinds(text: str, questions: bool = True) -> set[str]:
                 continue  # "we'll check in around 11pm": arriving at a hotel or a gate, not looking something up
             if kind is None and w in _NOUN_LIKE_ACTS and (i == 0 or said[i - 1] in _BEFORE_A_VERB):
                 kind = "act"  # "... and upload them as unreviewed", "please order more": a verb where a clause starts
+            if w == "remind" and said[i + 1 : i + 2] in (["me"], ["us"], ["him"], ["her"], ["them"]) and said[i + 2 : i + 3] != [] and said[i + 2] not in _QUESTION_WORD_SET:
+                kind = "create"  # "remind me to call mum at 7": a reminder made; "remind me what it was" asks to read
             if kind is None or _DETERMINERS & set(said[max(0, i - 2) : i]):
                 continue  # a noun after "the", "her customer": no request to act
             if w == "make" and i + 1 < len(said) and said[i + 1] in _MAKES_OTHER and said[i + 2 : i + 3] != ["to"] and "new" not in said[i + 2 :]:
@@ -175,8 +178,8 @@ def asked_kinds(text: str, questions: bool = True) -> set[str]:
                 continue
             if w == "make" and (i + 1 >= len(said) or said[i + 1] not in _MAKES_NEW):
                 continue
-            if w == "set" and i + 1 < len(said) and said[i + 1] == "up":
-                kind = "create"  # "set up lunch with Maya": arranges a new one
+            if w == "set" and "up" in said[i + 1 : i + 4]:
+                kind = "create"  # "set up lunch with Maya", "set me up a budget": arranges a new one
             if w == "get" and i >= 2 and said[i - 2] in _MODALS and said[i - 1] in ("i", "we"):
                 continue  # "can i get court 2 tomorrow at 9": asks to have it, as often as to see it
             kinds.add(kind)

@@ -298,10 +298,10 @@ def product_of_held(value: object, said: list[tuple[int, str]], results: list[tu
     return None
 
 
-#: A number of days as a conversation states it: "15 days", "net 30", or a returned field whose
-#: name counts days ("payment_terms_days": 15, "daysUntilDue": 30).
+#: A number of days as a conversation states it: "15 days", "2 nights", "net 30", or a returned
+#: field whose name counts days or nights ("payment_terms_days": 15, "nights": 2).
 _DAY_COUNTS = re.compile(
-    r"\b(\d{1,3})[\s-]*(?:days?|calendar days|business days)\b|\bnet[\s-]?(\d{1,3})\b|\"\w{0,40}?days?\w{0,40}\"\s*:\s*\"?(\d{1,3})\b",
+    r"\b(\d{1,3})[\s-]*(?:days?|nights?|calendar days|business days)\b|\bnet[\s-]?(\d{1,3})\b|\"\w{0,40}?(?:days?|nights?)\w{0,40}\"\s*:\s*\"?(\d{1,3})\b",
     re.IGNORECASE,
 )
 

@@ -37,7 +37,8 @@ from guard.checks import measures, places
 from guard.checks.relevance import stem
 from guard.conversation import clock as reference_clock, stated_date, stated_now, stated_today
 from guard.lexicon import (
-    AFTER_NOON_WORDS, MONTH_NUMBER, MONTHS, STOPWORDS, UPPER_BOUND_WORDS, WEEKDAYS, file_languages, foreign_date_words, foreign_duration_words, relative_days, relative_periods, unspaced,
+    AFTER_NOON_WORDS, DATE_LANGUAGES, LOWER_BOUND_WORDS, MONTH_NUMBER, MONTHS, STOPWORDS, UPPER_BOUND_WORDS, WEEKDAYS, file_languages, foreign_date_words, foreign_duration_words,
+    foreign_number_words, relative_days, relative_periods, unspaced,
 )
 from guard.normalise import (
     WORD,
@@ -1840,6 +1841,73 @@ def _language_of_files(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
+#: A strict bound as people say it, and which way it leaves its number out.
+_ABOVE = r"(?:after|more than|over|above|greater than|later than|newer than|older than)"
+_BELOW = r"(?:before|less than|under|below|fewer than|earlier than|younger than)"
+
+
+def _strict_bound(value: object, ctx: Context) -> Derivation | None:
+    """``year_from: 2011`` from "movies he directed after 2010", ``max_price: 99`` from "under
+    100", ``min_bedrooms: 4`` from "more than 3 bedrooms": a whole-number bound the user said
+    strictly, for a parameter that takes it inclusively (a lower bound the next number, an
+    upper bound the one before)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    words = set(ctx.words)
+    if words & (LOWER_BOUND_WORDS | {"minimum", "least"}):
+        said, how = value - 1, _ABOVE
+    elif words & (UPPER_BOUND_WORDS | {"maximum", "most"}):
+        said, how = value + 1, _BELOW
+    else:
+        return None
+    pattern = re.compile(rf" {how} {said} ")
+    return next(((index, f"{m[0].strip()} -> {value}") for index, text in ctx.normalised if (m := pattern.search(text[: _READ * 4]))), None)
+
+
+#: Words that put a length of time before or after a day the same message names.
+_BEFORE_OR_AFTER = re.compile(r"\b(?:before|after|prior to|ahead of|earlier than|later than|from)\b", re.IGNORECASE)
+
+
+def _days_from_said_day(value: object, ctx: Context) -> Derivation | None:
+    """``date: 2024-12-07`` from "the bill is due dec 10. remind me 3 days before": a day the user
+    named, moved by a number of days or weeks the same message says, before or after it."""
+    day = date_value(value)
+    if day is None or ctx.today is None:
+        return None
+    for index, text in ctx.said[-_FOREIGN_MESSAGES:]:
+        if not _BEFORE_OR_AFTER.search(text[:_READ]):
+            continue
+        padded = _padded(text[:_READ])
+        for span in measures.stated_spans([text[:_READ]], 366 * 24 * 60, articles=True):
+            if span.minutes % (24 * 60):
+                continue
+            for moved in (day + timedelta(days=span.minutes // (24 * 60)), day - timedelta(days=span.minutes // (24 * 60))):
+                patterns = temporal_patterns(moved.isoformat(), ctx.today)
+                if patterns is not None and patterns.date is not None and (m := patterns.date.search(padded)):
+                    return index, f"{m[0].strip()} and {span.words} -> {value}"
+    return None
+
+
+def _number_in_words_of_another_language(value: object, ctx: Context) -> Derivation | None:
+    """``importe: 250`` from "una transferencia de doscientos cincuenta euros": a number the user
+    wrote in words in the language the identifier is sure the message is written in
+    (``lexicon.foreign_number_words``); English words are read with the digits."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 100_000 or value != int(value):
+        return None
+    for index, text in ctx.said[-_FOREIGN_MESSAGES:]:
+        language = measures.identified_language(text[:_FOREIGN_READ])
+        if language is None or language == "en" or language not in DATE_LANGUAGES:
+            continue
+        table = foreign_number_words(language)
+        tokens = normalise_text(text[:_FOREIGN_READ]).split()
+        for i in range(len(tokens)):
+            for n in (4, 3, 2, 1):
+                words = " ".join(tokens[i : i + n])
+                if table.get(words) == value and (n > 1 or (len(words) > 2 and words not in STOPWORDS)):  # "once" is English too
+                    return index, f"{words} -> {value}"
+    return None
+
+
 def _misspelt_place(value: object, ctx: Context) -> Derivation | None:
     """``city: "Chicago"`` from "wether in chcago", ``"Paris"`` from "Pariss": a city or country
     the user misspelt by one letter, spelt right (never a misspelling of what the user wrote)."""
@@ -2171,6 +2239,9 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _place_with_country,
     _city_named_otherwise,
     _misspelt_place,
+    _strict_bound,
+    _days_from_said_day,
+    _number_in_words_of_another_language,
     _language_of_files,
     _none_of,
     _after_noon,

@@ -287,3 +287,14 @@ def test_invoicing_someone_is_an_act_where_a_clause_starts():
     assert asked_kinds("where is the invoice from march?") == {"read"}
     assert asked_kinds("create an invoice for Brightwater") == {"create"}
     assert asked_kinds("the invoice is wrong, can you delete it") == {"delete"}
+
+
+def test_remind_me_to_and_set_me_up_make_something_new():
+    from guard.checks.action import asked_kinds
+
+    assert asked_kinds("cool thanks. oh btw remind me to call mum at 7 tonight") == {"create"}
+    assert asked_kinds("set me up a grocery budget, four hundred a month") == {"create"}
+    # everyday negatives: a reminder of a fact asks to read nothing made; setting a value changes it; "remind" alone
+    assert asked_kinds("remind me what my wifi password is") != {"create"}
+    assert asked_kinds("set the thermostat to 21") == {"update"}
+    assert asked_kinds("remind me") == set()

@@ -146,3 +146,13 @@ def test_a_date_that_is_another_date_of_the_call_plus_days_the_conversation_stat
     assert day_after_sibling("2025-05-20", siblings | {"due_date": "2025-05-20"}, [], terms) is None
     assert day_after_sibling("2025-05-15", siblings, [(0, "invoice them for the 15 hours of design work")], []) is None
     assert day_after_sibling("2025-05-15", {"due_date": "2025-05-15"}, [], terms) is None
+
+
+def test_a_stay_that_ends_the_nights_the_booking_holds_after_its_new_start() -> None:
+    booking = [(2, json.dumps({"reservations": [{"check_in": "2025-12-20", "check_out": "2025-12-22", "nights": 2}]}))]
+    assert day_after_sibling("2025-12-23", {"check_in": "2025-12-21"}, [], booking) is not None
+    assert day_after_sibling("2025-12-24", {"check_in": "2025-12-21"}, [(0, "move it to the 21st, 3 nights please")], []) is not None
+    # everyday negatives: a night more than the booking holds; nights of something else than a count; no start in the call
+    assert day_after_sibling("2025-12-24", {"check_in": "2025-12-21"}, [], booking) is None
+    assert day_after_sibling("2025-12-23", {"check_in": "2025-12-21"}, [(0, "we had two late nights at the office")], []) is None
+    assert day_after_sibling("2025-12-23", {"room": "HNR-02"}, [], booking) is None

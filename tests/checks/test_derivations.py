@@ -1488,3 +1488,47 @@ def test_a_span_from_the_stated_clock_in_another_language() -> None:
     assert derive("2025-03-11T18:20:00+01:00", "remind_at", said, today=date(2025, 3, 11)) is None
     assert derive("2025-03-11T14:00:00+01:00", "remind_at", said, today=date(2025, 3, 11)) is None
     assert derive("2025-03-11T13:20:00+01:00", "remind_at", said, today=date(2025, 3, 11)) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "derived"),
+    [
+        (250, "hazme una transferencia de doscientos cincuenta euros a Lucía, concepto: alquiler marzo", True),
+        (45, "Ajoute un rendez-vous de quarante-cinq minutes avec Paul demain matin", True),
+        (2, "aggiungi alla lista della spesa latte e due pagnotte per favore", True),
+        # everyday negatives: another number; an English text whose word is a number elsewhere ("due" is Italian for 2);
+        # a number the Spanish text does not write
+        (350, "hazme una transferencia de doscientos cincuenta euros a Lucía, concepto: alquiler marzo", False),
+        (2, "the rent is due on friday, can you remind me the day before?", False),
+        (11, "once the parcel arrives, avísame por favor cuando llegue el paquete", False),
+    ],
+)
+def test_a_number_written_in_words_in_another_language(value: int, text: str, derived: bool) -> None:
+    assert (derive(value, "amount", [(0, text)]) is not None) is derived
+
+
+def test_a_day_the_user_named_moved_by_days_they_said_before_or_after_it() -> None:
+    today = date(2024, 11, 27)
+    said = [(0, "Today is 2024-11-27."), (1, "property tax bill is due dec 10. remind me 3 days before so I don't forget")]
+    assert derive("2024-12-07", "date", said, today=today) is not None
+    assert derive("2024-12-17", "return_date", [(1, "the trip starts dec 10, book the return a week after")], today=today) is not None
+    # everyday negatives: two days before, a day moved with no "before" or "after" said, a week after another day
+    assert derive("2024-12-08", "date", said, today=today) is None
+    assert derive("2024-12-17", "return_date", [(1, "the trip starts dec 10 and lasts a week, book the return")], today=today) is None
+    assert derive("2024-12-18", "return_date", [(1, "the trip starts dec 10, book the return a week after")], today=today) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "param", "text", "derived"),
+    [
+        (2011, "year_from", "List the movies Bong Joon-ho directed after 2010.", True),
+        (99, "max_price", "wireless earbuds under 100 dollars", True),
+        (4, "min_bedrooms", "a house with more than 3 bedrooms near the lake", True),
+        # everyday negatives: the number itself for a strict bound; the wrong side; a bound on no parameter of bounds
+        (2010, "year_from", "List the movies Bong Joon-ho directed after 2010.", False),
+        (2009, "year_to", "List the movies Bong Joon-ho directed after 2010.", False),
+        (2011, "year", "List the movies Bong Joon-ho directed after 2010.", False),
+    ],
+)
+def test_a_bound_said_strictly_taken_inclusively(value: int, param: str, text: str, derived: bool) -> None:
+    assert (derive(value, param, [(0, text)]) is not None) is derived

@@ -609,3 +609,24 @@ def test_a_tool_named_noun_first_reads_by_its_plain_verb() -> None:
     assert _acts(ToolSpec(name="post_comment")) and not _lookup(ToolSpec(name="post_comment"))
     assert _acts(ToolSpec(name="update_order_status"))
     assert _acts(ToolSpec(name="send_file"))
+
+
+def test_the_requests_own_verb_settles_a_choice_between_two_acts_on_one_thing(semantic: Any) -> None:
+    """Embeddings tell verbs apart poorly: where the latest request's verb asks for what the
+    called tool does and not what the better-ranked one does, the words decide."""
+    tools = [
+        tool("create_budget", "Create a budget for a spending category.", ("category", "limit_amount"), category="", limit_amount=""),
+        tool("list_budgets", "List the user's budgets and how much of each is left.", ()),
+        tool("create_reminder", "Create a reminder.", ("text",), text="What to remind"),
+        tool("list_reminders", "List the user's reminders.", ()),
+    ]
+    for name, asked in (("create_budget", "set me up a grocery budget, four hundred a month"),
+                        ("create_reminder", "cool thanks. oh btw remind me to call mum at 7 tonight")):
+        assert selection_check(_ctx(semantic, tools, {"name": name, "args": {}, "id": "1"}, asked)) == []
+    # everyday negatives: a request that asks to read, judged as before (the better tool reads); the
+    # verb asks for neither tool's act; a question about the reminders
+    flagged = selection_check(_ctx(semantic, tools, {"name": "create_budget", "args": {}, "id": "2"}, "show me my budgets and what's left in each"))
+    assert [f.evidence["better"] for f in flagged] == ["list_budgets"]
+    for asked in ("how much is left in my budgets this month?", "which reminders do I still have open today?"):
+        called = "create_budget" if "budget" in asked else "create_reminder"
+        assert selection_check(_ctx(semantic, tools, {"name": called, "args": {}, "id": "3"}, asked)) != []
