@@ -617,7 +617,8 @@ _DAY_EDGE = re.compile(r"(\d{4}-\d\d-\d\d)[T ](?:(23:59(?::59(?:\.9+)?)?)|00:00(
 def _day_edge(leaf: _Leaf, lookup: bool) -> str | None:
     """The day of a bound written as a time at that day's edge: an end at 23:59:59 ("until the
     end of March": 2025-03-31T23:59:59), or for a lookup a start at 00:00. The time is the
-    convention for "the whole day", no fact (an event's start at midnight is one, and stays asked)."""
+    convention for "the whole day", no fact; this rule excuses no start at midnight of a tool
+    that acts (an event's start is a fact)."""
     m = _DAY_EDGE.fullmatch(leaf.value.strip())
     if m is None:
         return None
