@@ -38,7 +38,7 @@ from guard.checks.relevance import stem
 from guard.conversation import clock as reference_clock, stated_date, stated_now, stated_today
 from guard.lexicon import (
     AFTER_NOON_WORDS, DATE_LANGUAGES, LOWER_BOUND_WORDS, MONTH_NUMBER, MONTHS, STOPWORDS, UPPER_BOUND_WORDS, WEEKDAYS, file_languages, foreign_date_words, foreign_duration_words,
-    foreign_number_words, relative_days, relative_periods, unspaced,
+    foreign_month_number, foreign_number_words, relative_days, relative_periods, unspaced,
 )
 from guard.normalise import (
     WORD,
@@ -126,6 +126,19 @@ def _month_number(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
+def _foreign_month_year(month: int, year: int, ctx: Context) -> tuple[int, str] | None:
+    """Where a month and its year were named in another common language ("janeiro de 2025",
+    "März 2024", "septiembre del 2023"; ``lexicon.foreign_month_number``): its name, then the
+    year within two words."""
+    names = foreign_month_number()
+    for index, text in ctx.normalised:
+        tokens = text[:_READ].split()
+        for i, token in enumerate(tokens):
+            if names.get(token) == month and str(year) in tokens[i + 1 : i + 4]:
+                return index, " ".join(tokens[i : tokens.index(str(year), i + 1) + 1])
+    return None
+
+
 def _month_bounds(value: object, ctx: Context) -> Derivation | None:
     """``2023-01-01`` / ``2023-06-30`` from "January 2023 to June 2023": a named month's first or
     last day, as a range's start or end; ``2025-02`` from "feb 2025": the month itself."""
@@ -139,6 +152,8 @@ def _month_bounds(value: object, ctx: Context) -> Derivation | None:
         for found in itertools.islice(_MONTH_YEAR.finditer(text[:_READ]), _MAX_SPANS):
             if _MONTHS[found[1].lower()] == month and int(found[2]) == year:
                 return index, f"{found[0]} -> {value}"
+    if (named := _foreign_month_year(month, year, ctx)) is not None:
+        return named[0], f"{named[1]} -> {value}"
     if ctx.today is None or not _nearest_years(month, ctx.today) & {year}:
         return None
     for index, text in ctx.said:  # "my gas bill in january" (said in February 2025): January 2025

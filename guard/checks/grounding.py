@@ -41,7 +41,7 @@ from guard.checks.measures import unit_field
 from guard.checks.action import kind_of_tool
 from guard.checks.risk import risk_of
 from guard.conversation import Conversation
-from guard.lexicon import FACTLESS_WORDS, LOWER_BOUND_WORDS, UPPER_BOUND_WORDS, unspaced
+from guard.lexicon import FACTLESS_WORDS, LOWER_BOUND_WORDS, MONTHS, UPPER_BOUND_WORDS, WEEKDAY_SHORT, unspaced
 from guard.models import Finding
 from guard.normalise import (
     TemporalPatterns,
@@ -454,7 +454,7 @@ def _probe(value: str | int | float, today: date) -> _Probe:
         fuzzy=len(text) >= 4 and not has_digits,
         # a word is found in its plural or its singular ("labels: ['bug']" from "open bugs",
         # "exclude: ['peanuts']" from "a peanut allergy")
-        inflected=_inflections(text) if len(text) >= 3 and text.isalpha() and text not in _STOPWORDS else (),
+        inflected=(*_inflections(text), *_SHORT_FORMS.get(text, ())) if len(text) >= 3 and text.isalpha() and text not in _STOPWORDS else (),
     )
 
 
@@ -520,11 +520,20 @@ def _search(probe: _Probe, group: _Group, cutoff: float, strict: bool = False) -
 _CLIPPED_SCORE = 85.0
 
 
+#: A weekday's or a month's name -> the short forms people write it in ("friday": fri; "september": sept, sep).
+_SHORT_FORMS: dict[str, tuple[str, ...]] = {
+    **{day: forms for day, forms in WEEKDAY_SHORT.items()},
+    **{names[0]: names[1:] for names in MONTHS if len(names) > 1},
+}
+
+
 def _clipped(word: str, tokens: frozenset[str]) -> bool:
     """Whether a message says ``word`` clipped, as people type it: its first four letters or more
     ("intro stats" for "introduction to statistics", "info", "calc"), with a plural s or not.
     For free text only (a strict search, for an identifier, contact or amount, asks for more); a
     clipped form that is a word of its own ("cart") reads as the longer word ("cartography") too."""
+    if any(short in tokens for short in _SHORT_FORMS.get(word, ())):
+        return True  # "due next fri": next friday
     if len(word) < 6 or not word.isalpha():
         return False
     return any(word[:n] in tokens or f"{word[:n]}s" in tokens for n in range(4, len(word) - 1))

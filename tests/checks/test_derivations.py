@@ -1532,3 +1532,19 @@ def test_a_day_the_user_named_moved_by_days_they_said_before_or_after_it() -> No
 )
 def test_a_bound_said_strictly_taken_inclusively(value: int, param: str, text: str, derived: bool) -> None:
     assert (derive(value, param, [(0, text)]) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "derived"),
+    [
+        ("2025-01-31", "quanto eu gastei com Uber em janeiro de 2025?", True),
+        ("2025-01-01", "quanto eu gastei com Uber em janeiro de 2025?", True),
+        ("2024-03-31", "Zeig mir den Umsatz im März 2024", True),
+        # everyday negatives: another month, another year, a day inside the month
+        ("2025-02-28", "quanto eu gastei com Uber em janeiro de 2025?", False),
+        ("2024-01-31", "quanto eu gastei com Uber em janeiro de 2025?", False),
+        ("2025-01-15", "quanto eu gastei com Uber em janeiro de 2025?", False),
+    ],
+)
+def test_a_month_and_year_named_in_another_language_bound_a_range(value: str, text: str, derived: bool) -> None:
+    assert (derive(value, "end_date", [(0, text)]) is not None) is derived

@@ -569,3 +569,15 @@ def test_a_bound_at_the_edge_of_a_day_the_user_named_is_that_day():
     for args in ({"ends_at": "2025-03-30T23:59:59-07:00"}, {"starts_at": "2025-03-31T23:59:59"}, {"ends_at": "2025-03-31T18:00:00"}):
         decision = Guard([tool]).check({"name": "create_discount", "args": args}, said)
         assert [f.value for f in decision.findings if f.category is Category.UNGROUNDED_VALUE] == list(args.values())
+
+
+def test_a_weekday_or_month_written_short_grounds_its_full_name():
+    tool = {"name": "add_task", "description": "Add a task.", "parameters": {"type": "object", "properties": {
+        "due_string": {"type": "string", "description": "Natural-language due date"}}}}
+    for said, value in (("add renew passport to Personal, p1, due next fri", "next friday"), ("book the trip for sept", "September")):
+        decision = Guard([tool]).check({"name": "add_task", "args": {"due_string": value}}, [("user", said)])
+        assert not [f for f in decision.findings if f.category is Category.UNGROUNDED_VALUE], value
+    # everyday negatives: another weekday, another month, "fri" is no short form of "fridge"
+    for said, value in (("due next fri", "next monday"), ("book the trip for sept", "October"), ("clean the fri shelf", "fridge")):
+        decision = Guard([tool]).check({"name": "add_task", "args": {"due_string": value}}, [("user", said)])
+        assert [f.value for f in decision.findings if f.category is Category.UNGROUNDED_VALUE] == [value]
