@@ -44,7 +44,7 @@ ask_human, block) is a false one.
   to the same briefs at that session's end and measured blind at its start and at a282ed8.
 - ``blind40.jsonl`` (80 single calls) and ``blind41.jsonl`` (94 steps of 15 trajectories), written
   to the same briefs at the start of the next session (2026-11-29, from 3c4ba80) and measured
-  blind at 3c4ba80 and at 6525c67 before any case was read; then ``blind42.jsonl`` (80 single
+  blind at 3c4ba80 and at 3ef1ce2 before any case was read; then ``blind42.jsonl`` (80 single
   calls) and ``blind43.jsonl`` (89 steps of 14 trajectories), written mid-session and measured
   blind at 3c4ba80 and at the session's last commit of rules.
 
