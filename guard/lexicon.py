@@ -311,8 +311,8 @@ TEST_FILE = re.compile(r"(?:test_|tests_)?(.+?)(?:_test|_tests|_spec|\.test|\.sp
 
 #: Words of a parameter's name that make it a window's upper bound ("time_max", "ends_at", "valid_until")
 #: or its lower bound ("time_min", "since").
-UPPER_BOUND_WORDS = frozenset({"end", "ends", "max", "until", "till", "to", "before", "upto", "expires", "expiry", "expiration", "through", "thru"})
-LOWER_BOUND_WORDS = frozenset({"start", "starts", "min", "from", "since", "after", "begin", "begins"})
+UPPER_BOUND_WORDS = frozenset({"end", "ends", "max", "until", "till", "to", "before", "upto", "latest", "expires", "expiry", "expiration", "through", "thru"})
+LOWER_BOUND_WORDS = frozenset({"start", "starts", "min", "from", "since", "after", "earliest", "begin", "begins"})
 
 
 @lru_cache(maxsize=1)

@@ -356,6 +356,16 @@ _NAMED_DAYS = {
 _NAMED_DAY = re.compile("|".join(f"(?:{p})" for p in _NAMED_DAYS.values()), re.IGNORECASE)
 
 
+_NAMED_DAY_EACH = {offset: re.compile(rf"\b(?:{pattern})\b", re.IGNORECASE) for offset, pattern in _NAMED_DAYS.items()}
+
+
+def named_days_in(text: str) -> frozenset[int]:
+    """The days a text names relative to today, as offsets from it ("remind me tomorrow": {1};
+    "yday or today": {-1, 0}), in its first 4,000 characters."""
+    text = text[:4_000]
+    return frozenset(offset for offset, pattern in _NAMED_DAY_EACH.items() if pattern.search(text))
+
+
 def named_day(value: str) -> bool:
     """Whether a text is a day named relative to today and nothing else ("yesterday", "tmrw",
     "this morning"): a date that only the conversation's date resolves."""

@@ -429,3 +429,15 @@ def test_last_nite_as_people_type_it_is_yesterday():
     assert mentions_datetime("2024-01-15", "yo who won the lakers game last nite", datetime(2024, 1, 16, 9))
     assert not mentions_datetime("2024-01-15", "yo who won the lakers game tonite", datetime(2024, 1, 16, 9))
     assert not mentions_datetime("2024-01-15", "the last knight of the round table", datetime(2024, 1, 16, 9))
+
+
+def test_the_days_a_text_names_relative_to_today():
+    from guard.normalise import named_days_in
+
+    assert named_days_in("remind me tmrw at 9") == {1}
+    assert named_days_in("the day after tomorrow works") == {2}
+    assert named_days_in("tonight, or yday if you can") == {0, -1}
+    # everyday negatives: a weekday, a date, a word that holds "today" in it
+    assert named_days_in("see you on friday") == frozenset()
+    assert named_days_in("due 2025-03-10") == frozenset()
+    assert named_days_in("todays_report.csv is attached") == frozenset()

@@ -61,7 +61,7 @@ _MONTHS = MONTH_NUMBER
 _WEEKDAYS = list(WEEKDAYS)
 _DAY_GROUPS = {"weekday": _WEEKDAYS[:5], "weekdays": _WEEKDAYS[:5], "weekend": _WEEKDAYS[5:], "weekends": _WEEKDAYS[5:]}
 _MONTH_YEAR = re.compile(r"\b(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?,?\s+(\d{4})\b", re.IGNORECASE)
-_ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+_ISO_PREFIX = re.compile(r"\d{4}-\d{2}-\d{2}(?:$|[T ])")
 _ISO_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
 _COORDINATE_NAMES = frozenset({"lat", "latitude", "lng", "lon", "long", "longitude"})
@@ -142,11 +142,15 @@ def _foreign_month_year(month: int, year: int, ctx: Context) -> tuple[int, str] 
 def _month_bounds(value: object, ctx: Context) -> Derivation | None:
     """``2023-01-01`` / ``2023-06-30`` from "January 2023 to June 2023": a named month's first or
     last day, as a range's start or end; ``2025-02`` from "feb 2025": the month itself."""
-    m = (_ISO_DATE.match(value) or _ISO_MONTH.match(value)) if isinstance(value, str) else None
-    if m is None:
+    # a date, or a date-time at a day's edge ("2025-03-31T23:59:59-07:00": ``Temporal`` drops the time)
+    parsed = parse_temporal(value) if isinstance(value, str) and len(value) <= 40 else None
+    if parsed is not None and parsed.date is not None and parsed.time is None and _ISO_PREFIX.match(value):
+        year, month, day = parsed.date.year, parsed.date.month, parsed.date.day
+    elif isinstance(value, str) and (m := _ISO_MONTH.match(value)) is not None:
+        year, month, day = int(m[1]), int(m[2]), 1
+    else:
         return None
-    year, month = int(m[1]), int(m[2])
-    if not 1 <= month <= 12 or (m.lastindex == 3 and int(m[3]) not in (1, calendar.monthrange(year, month)[1])):
+    if not 1 <= month <= 12 or day not in (1, calendar.monthrange(year, month)[1]):
         return None
     for index, text in ctx.said:
         for found in itertools.islice(_MONTH_YEAR.finditer(text[:_READ]), _MAX_SPANS):
@@ -1186,7 +1190,7 @@ def _site_root(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
-_NIGHTS = re.compile(r" (\d{1,2}|" + "|".join(number_words(n) for n in range(1, 31)) + r") (nights?|days?|weeks?) ")
+_NIGHTS = re.compile(r" (\d{1,2}|an?|" + "|".join(number_words(n) for n in range(1, 31)) + r") (nights?|days?|weeks?) (before|prior|earlier|ahead)?")
 
 
 def _shifted_time(value: object, ctx: Context) -> Derivation | None:
@@ -1231,20 +1235,22 @@ def _aware(value: str) -> datetime | None:
 
 def _stay_end(value: object, ctx: Context) -> Derivation | None:
     """``check_out: 2024-08-14`` from "4 nights starting August 10 2024": the end of a stay or a
-    span of days, weeks the user gave with its start (a date they wrote, in any form)."""
+    span of days, weeks the user gave with its start (a date they wrote, in any form); a span
+    said "before" a date reaches back from it ("due dec 10, remind me 3 days before": Dec 7)."""
     day = date_value(value)
     if day is None or ctx.today is None:
         return None
     said = " \n ".join(text[:_READ] for _, text in ctx.normalised[-_MAX_SPANS:])
     spans = ((index, m) for index, text in reversed(ctx.normalised) for m in _NIGHTS.finditer(text[:_READ]))
     for index, m in itertools.islice(spans, _MAX_SPANS):  # the latest messages first, a few spans in all
-        n = int(m[1]) if m[1].isdigit() else parse_number(m[1])
+        n = 1 if m[1] in ("a", "an") else int(m[1]) if m[1].isdigit() else parse_number(m[1])
         if not isinstance(n, (int, float)) or not 1 <= n <= 60:
             continue
-        start = day - relativedelta(days=int(n) * (7 if m[2].startswith("week") else 1))
+        span = relativedelta(days=int(n) * (7 if m[2].startswith("week") else 1))
+        start = day + span if m[3] else day - span  # "3 days before" Dec 10 is Dec 7: the date said is after the value
         patterns = temporal_patterns(start.isoformat(), ctx.today)
         if patterns is not None and (found := patterns.search(said)):
-            return index, f"{m[1]} {m[2]} from {found[0][0]} -> {day.isoformat()}"
+            return index, f"{m[1]} {m[2]} {m[3] or 'from'} {found[0][0]} -> {day.isoformat()}"
     if _STAY_WORDS & set(ctx.words) and (patterns := temporal_patterns((day - relativedelta(days=1)).isoformat(), ctx.today)) is not None:
         # "a hotel for Saturday night", "a room tonight": one night, out the next morning
         for index, text in reversed(ctx.normalised):
@@ -1265,8 +1271,6 @@ _DAY_PART_BOUNDS = {
     "afternoon": ((12, 0), (13, 0), (17, 0), (18, 0)),
     "evening": ((17, 0), (18, 0), (21, 0), (22, 0), (23, 59)),
 }
-#: Of those, the words of its upper bound.
-_UPPER_WORDS = frozenset({"max", "to", "before", "until", "latest"})
 #: Parameter words that name the bound of a window of time (not "start": an event starts at one time).
 _BOUND_WORDS = frozenset({"min", "max", "from", "to", "after", "before", "since", "until", "earliest", "latest", "window"})
 
@@ -1281,7 +1285,7 @@ def _day_part_bound(value: object, ctx: Context) -> Derivation | None:
         return None
     said = " \n ".join(text[:_READ] for _, text in ctx.normalised[-_MAX_SPANS:])
     midnight = parsed.time is None and re.search(r"\d[T ]00:00(?::00)?(?!:\d\d?[1-9])", value) is not None  # read as a date alone
-    if parsed.date is not None and midnight and _BOUND_WORDS & set(ctx.words) & _UPPER_WORDS:
+    if parsed.date is not None and midnight and _BOUND_WORDS & set(ctx.words) & UPPER_BOUND_WORDS:
         # a window's end written as the midnight after its last day ("this weekend": until Monday 00:00)
         before = parsed.date - timedelta(days=1)
         patterns = temporal_patterns(before.isoformat(), ctx.today or before)
@@ -1879,30 +1883,6 @@ def _strict_bound(value: object, ctx: Context) -> Derivation | None:
     return next(((index, f"{m[0].strip()} -> {value}") for index, text in ctx.normalised if (m := pattern.search(text[: _READ * 4]))), None)
 
 
-#: Words that put a length of time before or after a day the same message names.
-_BEFORE_OR_AFTER = re.compile(r"\b(?:before|after|prior to|ahead of|earlier than|later than|from)\b", re.IGNORECASE)
-
-
-def _days_from_said_day(value: object, ctx: Context) -> Derivation | None:
-    """``date: 2024-12-07`` from "the bill is due dec 10. remind me 3 days before": a day the user
-    named, moved by a number of days or weeks the same message says, before or after it."""
-    day = date_value(value)
-    if day is None or ctx.today is None:
-        return None
-    for index, text in ctx.said[-_FOREIGN_MESSAGES:]:
-        if not _BEFORE_OR_AFTER.search(text[:_READ]):
-            continue
-        padded = _padded(text[:_READ])
-        for span in measures.stated_spans([text[:_READ]], 366 * 24 * 60, articles=True):
-            if span.minutes % (24 * 60):
-                continue
-            for moved in (day + timedelta(days=span.minutes // (24 * 60)), day - timedelta(days=span.minutes // (24 * 60))):
-                patterns = temporal_patterns(moved.isoformat(), ctx.today)
-                if patterns is not None and patterns.date is not None and (m := patterns.date.search(padded)):
-                    return index, f"{m[0].strip()} and {span.words} -> {value}"
-    return None
-
-
 def _number_in_words_of_another_language(value: object, ctx: Context) -> Derivation | None:
     """``importe: 250`` from "una transferencia de doscientos cincuenta euros": a number the user
     wrote in words in the language the identifier is sure the message is written in
@@ -1910,17 +1890,28 @@ def _number_in_words_of_another_language(value: object, ctx: Context) -> Derivat
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 100_000 or value != int(value):
         return None
     for index, text in ctx.said[-_FOREIGN_MESSAGES:]:
-        language = measures.identified_language(text[:_FOREIGN_READ])
-        if language is None or language == "en" or language not in DATE_LANGUAGES:
-            continue
-        table = foreign_number_words(language)
-        tokens = normalise_text(text[:_FOREIGN_READ]).split()
-        for i in range(len(tokens)):
-            for n in (4, 3, 2, 1):
-                words = " ".join(tokens[i : i + n])
-                if table.get(words) == value and (n > 1 or (len(words) > 2 and words not in STOPWORDS)):  # "once" is English too
-                    return index, f"{words} -> {value}"
+        if (words := _foreign_numbers_in(text[:_FOREIGN_READ]).get(int(value))) is not None:
+            return index, f"{words} -> {value}"
     return None
+
+
+@lru_cache(maxsize=256)  # read once per message, however many values ask
+def _foreign_numbers_in(text: str) -> dict[int, str]:
+    """The numbers a message writes in words of the language it is written in, when the
+    identifier is sure of that language and it is not English: number -> the words. A one-word
+    number that is an English word too ("once") is left out."""
+    language = measures.identified_language(text)
+    if language is None or language == "en" or language not in DATE_LANGUAGES:
+        return {}
+    table, found = foreign_number_words(language), {}
+    tokens = normalise_text(text).split()
+    for i in range(len(tokens)):
+        for n in (4, 3, 2, 1):
+            words = " ".join(tokens[i : i + n])
+            if (number := table.get(words)) is not None and (n > 1 or (len(words) > 2 and words not in STOPWORDS)):
+                found.setdefault(number, words)
+                break
+    return found
 
 
 def _misspelt_place(value: object, ctx: Context) -> Derivation | None:
@@ -2255,7 +2246,6 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _city_named_otherwise,
     _misspelt_place,
     _strict_bound,
-    _days_from_said_day,
     _number_in_words_of_another_language,
     _language_of_files,
     _none_of,

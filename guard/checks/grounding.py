@@ -20,7 +20,6 @@ strings.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
 import math
@@ -41,7 +40,7 @@ from guard.checks.measures import unit_field
 from guard.checks.action import kind_of_tool
 from guard.checks.risk import risk_of
 from guard.conversation import Conversation
-from guard.lexicon import FACTLESS_WORDS, LOWER_BOUND_WORDS, MONTHS, UPPER_BOUND_WORDS, WEEKDAY_SHORT, unspaced
+from guard.lexicon import FACTLESS_WORDS, MONTHS, WEEKDAY_SHORT, unspaced
 from guard.models import Finding
 from guard.normalise import (
     TemporalPatterns,
@@ -613,28 +612,7 @@ def _ground_lexically(leaf: _Leaf, index: GroundingIndex, ctx: CheckContext) -> 
         return GroundingMatch("computed", applied[0], applied[1], 1.0)
     if (siblings := _siblings(ctx.args, leaf.path)) and (later := day_after_sibling(leaf.value, siblings, said, results)):
         return GroundingMatch("computed", later[0], later[1], 1.0)
-    if isinstance(leaf.value, str) and (day := _day_edge(leaf, lookup)):
-        if (match := _ground_lexically(dataclasses.replace(leaf, value=day), index, ctx)) is not None:
-            return GroundingMatch("derived", match.message_index, f"{match.span} -> {leaf.value} (the day's edge)", match.score)
     return None
-
-
-#: A timestamp at the end of its day ("2025-03-31T23:59:59-07:00") or its start, and its day.
-_DAY_EDGE = re.compile(r"(\d{4}-\d\d-\d\d)[T ](?:(23:59(?::59(?:\.9+)?)?)|00:00(?::00(?:\.0+)?)?)(?:Z|[+-]\d\d:?\d\d)?")
-
-
-def _day_edge(leaf: _Leaf, lookup: bool) -> str | None:
-    """The day of a bound written as a time at that day's edge: an end at 23:59:59 ("until the
-    end of March": 2025-03-31T23:59:59), or for a lookup a start at 00:00. The time is the
-    convention for "the whole day", no fact; this rule excuses no start at midnight of a tool
-    that acts (an event's start is a fact)."""
-    m = _DAY_EDGE.fullmatch(leaf.value.strip())
-    if m is None:
-        return None
-    words = set(name_words(leaf.name).split())
-    if m[2] is not None:
-        return m[1] if words & UPPER_BOUND_WORDS else None
-    return m[1] if lookup and words & LOWER_BOUND_WORDS else None
 
 
 def _ground_semantically(leaves: list[_Leaf], ctx: CheckContext) -> list[GroundingMatch | SemanticSkip | None]:

@@ -31,7 +31,7 @@ from guard.lexicon import (
     AFTER_NOON_WORDS, DAY_PARTS, GRAMMAR_WORDS, MONTH_NUMBER, MONTHS, PROJECT_FILES, PROJECT_FOLDERS, PROSE_CAPITALS, SEARCH_KEYWORDS, STOPWORDS, TEST_FILE, WEEKDAY_SHORT, WEEKDAYS, file_languages, foreign_day_words, foreign_duration_words, foreign_month_number,
     unspaced,
 )
-from guard.normalise import normalise_text, number_key, parse_temporal, temporal_patterns
+from guard.normalise import named_days_in, normalise_text, number_key, parse_temporal, temporal_patterns
 from guard.registry import name_words
 
 Level = Literal["consequential", "ordinary", "derivable"]
@@ -272,10 +272,10 @@ def risk_of(
     return Risk("ordinary", "a value the user would normally state")
 
 
-#: Words that name a day relative to today, or a part of one ("tmrw", "wed", "tonight", "this evening").
+#: Words that name a weekday or a part of a day ("wed", "evening"); "today", "tmrw" are ``normalise.named_days_in``'s.
 _DAY_WORDS = frozenset(
     {*WEEKDAYS, *(s for forms in WEEKDAY_SHORT.values() for s in forms), *DAY_PARTS, *(AFTER_NOON_WORDS - {"pm"}),
-     "today", "tonight", "tomorrow", "tmrw", "tmr", "tomoz", "yesterday", "weekend", "eod", "eow"}
+     "weekend", "eod", "eow"}
 )
 #: A span from now, or a week or month named relative to this one: "in 2 hours", "in an hour", "next week".
 _RELATIVE_SPAN = re.compile(
@@ -324,7 +324,7 @@ def _time_named(asked: str, day: date | None, today: date | None) -> bool:
         if token in months and token != "may" and any(_DAY_NUMBER.fullmatch(t) for t in tokens[max(0, i - 2) : i + 3]):
             return False  # "May 6", "6 de mayo", "le 3 mars"
     if day is None:  # a time of day: any words that name a time or a day
-        return bool(_CLOCK.search(text) or set(tokens) & _DAY_WORDS or any(set(tokens) & v for v in foreign_day_words().values()))
+        return bool(_CLOCK.search(text) or set(tokens) & _DAY_WORDS or named_days_in(text) or any(set(tokens) & v for v in foreign_day_words().values()))
     if today is None:
         return False
     return any(day in allowed for allowed in _days_named(text, tokens, today))
@@ -334,9 +334,8 @@ def _days_named(text: str, tokens: list[str], today: date) -> Iterator[range | s
     """The days relative words of a text may name, seen from ``today`` (sets, or ranges of ordinals
     as dates: ``_DayRange``)."""
     words = set(tokens)
-    exact = {w: today + timedelta(days=n) for w, n in _EXACT_DAYS.items() if w in words}
-    if exact:
-        yield set(exact.values())
+    if exact := named_days_in(text):  # "tomorrow", "tmrw", "the day after tomorrow": normalise's one table
+        yield {today + timedelta(days=n) for n in exact}
     if words & (set(WEEKDAYS) | _SHORT_DAYS | {"weekend"}) or any(words & v for v in foreign_day_words().values()):
         yield _DayRange(today - timedelta(days=7), today + timedelta(days=8))  # a weekday, in this language or another
     if words & set(DAY_PARTS) or words & (AFTER_NOON_WORDS - {"pm"}) or _RELATIVE_SPAN.search(text) or any(
@@ -356,8 +355,6 @@ class _DayRange:
         return isinstance(day, date) and self.first <= day < self.end
 
 
-#: Words that name one day exactly, as days from today.
-_EXACT_DAYS = {"today": 0, "tonight": 0, "tomorrow": 1, "tmrw": 1, "tmr": 1, "tomoz": 1, "yesterday": -1}
 _SHORT_DAYS = frozenset(s for forms in WEEKDAY_SHORT.values() for s in forms)
 
 
@@ -703,7 +700,7 @@ def conventional_path(value: str, said: str, results: str) -> bool:
     return _extension_seen(ext[1].lower(), said, results)
 
 
-@lru_cache(maxsize=64)  # per extension and conversation: a command names many files of one kind
+@lru_cache(maxsize=8)  # per extension and conversation: a command names many files of one kind (keys hold the texts)
 def _extension_seen(ext: str, said: str, results: str) -> bool:
     """Whether a file with this extension was written in the conversation, or its language named."""
     written = re.compile(rf"\w\.{re.escape(ext)}\b", re.IGNORECASE)

@@ -1512,9 +1512,10 @@ def test_a_day_the_user_named_moved_by_days_they_said_before_or_after_it() -> No
     said = [(0, "Today is 2024-11-27."), (1, "property tax bill is due dec 10. remind me 3 days before so I don't forget")]
     assert derive("2024-12-07", "date", said, today=today) is not None
     assert derive("2024-12-17", "return_date", [(1, "the trip starts dec 10, book the return a week after")], today=today) is not None
-    # everyday negatives: two days before, a day moved with no "before" or "after" said, a week after another day
+    # everyday negatives: two days before; three days after when "before" was said; two weeks for "a week"
     assert derive("2024-12-08", "date", said, today=today) is None
-    assert derive("2024-12-17", "return_date", [(1, "the trip starts dec 10 and lasts a week, book the return")], today=today) is None
+    assert derive("2024-12-13", "date", said, today=today) is None
+    assert derive("2024-12-24", "return_date", [(1, "the trip starts dec 10 and lasts a week, book the return")], today=today) is None
     assert derive("2024-12-18", "return_date", [(1, "the trip starts dec 10, book the return a week after")], today=today) is None
 
 

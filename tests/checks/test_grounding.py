@@ -560,13 +560,14 @@ def test_a_default_in_a_description_ends_its_sentence_before_the_tools_words_are
 
 
 def test_a_bound_at_the_edge_of_a_day_the_user_named_is_that_day():
+    """A date-time at a day's edge is its date (``normalise.Temporal``), for every rule that reads dates."""
     tool = {"name": "create_discount", "description": "Create a discount code.", "parameters": {"type": "object", "properties": {
         "ends_at": {"type": "string"}, "starts_at": {"type": "string"}}}}
     said = [("system", "Today is 2025-03-14."), ("user", "15% off from monday thru end of march")]
     decision = Guard([tool]).check({"name": "create_discount", "args": {"ends_at": "2025-03-31T23:59:59-07:00"}}, said)
     assert not [f for f in decision.findings if f.category is Category.UNGROUNDED_VALUE]
-    # everyday negatives: the end of another day; 23:59 for a start; an end at an hour nobody said
-    for args in ({"ends_at": "2025-03-30T23:59:59-07:00"}, {"starts_at": "2025-03-31T23:59:59"}, {"ends_at": "2025-03-31T18:00:00"}):
+    # everyday negatives: the end of another day; the end of a day inside the month; an end at an hour nobody said
+    for args in ({"ends_at": "2025-03-30T23:59:59-07:00"}, {"ends_at": "2025-03-15T23:59:59"}, {"ends_at": "2025-03-31T18:00:00"}):
         decision = Guard([tool]).check({"name": "create_discount", "args": args}, said)
         assert [f.value for f in decision.findings if f.category is Category.UNGROUNDED_VALUE] == list(args.values())
 
