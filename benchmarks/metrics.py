@@ -261,6 +261,7 @@ def semantic_costs(results: Sequence[Any]) -> dict[str, Any]:
 
     return {
         "decisions": len(costs),
+        "backend": next((c["backend"] for c in costs if c.get("backend")), None),  # how the model ran: onnx, onnx-int8, torch
         "passes_per_decision": spread("passes"),
         "texts_per_decision": spread("texts"),
         "tokens_per_decision": spread("tokens"),

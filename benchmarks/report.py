@@ -216,11 +216,14 @@ def recovery_text(rec: Mapping[str, Any]) -> str:
 
 
 def latency_note(res: Mapping[str, Any]) -> str:
-    """Why a p99 over few cases is high: it is the slowest case, usually the warm-up of the first."""
+    """What the latency needs beside it: how the model ran (with embeddings), and why a p99 over
+    few cases is high (it is the slowest case, usually the warm-up of the first)."""
     n = res.get("n_cases", 0)
+    backend = (res.get("semantic") or {}).get("backend")
+    model = f" (model: {backend})" if backend else ""
     if n and n < 100:
-        return f" (p99 over {n} cases is the slowest case, usually the first: imports and validators warm up)"
-    return ""
+        return f"{model} (p99 over {n} cases is the slowest case, usually the first: imports and validators warm up)"
+    return model
 
 
 def headline(run: dict[str, Any]) -> list[dict[str, Any]]:

@@ -199,7 +199,8 @@ class SemanticConfig(_Strict):
     backend: Literal["onnx", "onnx-int8", "torch"] | None = Field(
         None,
         description="how the model runs: onnx (onnxruntime, fp32: torch's numbers), onnx-int8 (quantised: faster, "
-        "cosines within ~0.03), torch; default: $GUARD_SEMANTIC_BACKEND, else onnx when onnxruntime is installed",
+        "cosines within ~0.03), torch; default: $GUARD_SEMANTIC_BACKEND, else with onnxruntime installed onnx-int8 on "
+        "a CPU with 8-bit dot-product instructions (x86 VNNI, Arm dot product) and onnx on any other",
     )
     threads: int = Field(
         1, ge=1, le=64,

@@ -70,9 +70,58 @@ def test_the_backend_is_chosen_by_policy_or_environment(monkeypatch: pytest.Monk
     monkeypatch.setenv("GUARD_SEMANTIC_BACKEND", "torch")
     assert sem.default_backend() == "torch"
     monkeypatch.delenv("GUARD_SEMANTIC_BACKEND")
+    # int8 where the CPU multiplies 8-bit integers in one instruction, fp32 elsewhere
+    monkeypatch.setattr(sem, "int8_dot_product", lambda: True)
+    assert sem.default_backend() == "onnx-int8"
+    monkeypatch.setattr(sem, "int8_dot_product", lambda: False)
     assert sem.default_backend() == "onnx"
     with pytest.raises(ValueError, match="unknown semantic backend"):
         sem._embedder.__wrapped__(None, "tensorflow")
+
+
+def test_the_cpu_features_that_make_int8_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy._core._multiarray_umath as umath
+
+    sem.int8_dot_product.cache_clear()
+    try:
+        monkeypatch.setattr(umath, "__cpu_features__", {"AVX2": True, "AVX512VNNI": True})
+        assert sem.int8_dot_product()
+        sem.int8_dot_product.cache_clear()
+        monkeypatch.setattr(umath, "__cpu_features__", {"ASIMD": True, "ASIMDDP": True})  # Arm's dot product
+        assert sem.int8_dot_product()
+        sem.int8_dot_product.cache_clear()
+        monkeypatch.setattr(umath, "__cpu_features__", {"AVX2": True, "AVX512F": True, "AVX512VNNI": False})
+        monkeypatch.setattr("builtins.open", _cpuinfo("flags\t\t: fpu sse2 avx2 avx512f avx512bw\n"))
+        assert not sem.int8_dot_product()  # AVX-512 without VNNI: its int8 sums saturate
+        sem.int8_dot_product.cache_clear()
+        monkeypatch.setattr("builtins.open", _cpuinfo("flags\t\t: fpu sse2 avx2 avx_vnni\n"))
+        assert sem.int8_dot_product()  # a numpy that does not name AVX-VNNI: Linux's flags do
+    finally:
+        sem.int8_dot_product.cache_clear()
+
+
+def test_a_benchmark_run_names_the_backend_its_model_ran_on() -> None:
+    from types import SimpleNamespace
+
+    from guard_bench.metrics import semantic_costs
+
+    assert OnnxEmbedder(variant="int8").backend == "onnx-int8"
+    assert OnnxEmbedder(variant="fp32").backend == "onnx"
+    assert sem.MiniLMEmbedder.backend == "torch"
+    cases = [SimpleNamespace(semantic={"passes": 1, "tokens": 12, "backend": "onnx-int8"}),
+             SimpleNamespace(semantic={"passes": 0, "tokens": 0, "backend": "onnx-int8"})]
+    costs = semantic_costs(cases)
+    assert costs["backend"] == "onnx-int8" and costs["decisions_without_model"] == 0.5
+
+
+def _cpuinfo(text: str) -> Any:
+    import io
+
+    def fake_open(path: str, *args: Any, **kwargs: Any) -> Any:
+        assert path == "/proc/cpuinfo"
+        return io.StringIO(text)
+
+    return fake_open
 
 
 def test_the_policys_thread_count_reaches_the_model_and_leaves_its_vectors_alone(onnx: OnnxEmbedder) -> None:
