@@ -47,8 +47,12 @@ ask_human, block) is a false one.
   blind at 3c4ba80 and at 3ef1ce2 before any case was read; then ``blind42.jsonl`` (80 single
   calls) and ``blind43.jsonl`` (89 steps of 14 trajectories), written mid-session and measured
   blind at 3c4ba80 and at the session's last commit of rules.
+- ``blind44.jsonl`` and ``blind46.jsonl`` (80 single calls each), ``blind45.jsonl`` (90 steps of
+  15 trajectories) and ``blind47.jsonl`` (91 steps of 15 trajectories), written to the same
+  briefs at the start of the next session (2026-11-29, from 460e7f5) and measured blind at
+  460e7f5 and at 8bc847d (int8 by default on a CPU with VNNI) before any case was read.
 
-    python -m guard_bench.everyday [--semantic] [--set blind23|...|blind43|tuned] [-v]
+    python -m guard_bench.everyday [--semantic] [--set blind23|...|blind47|tuned] [-v]
 """
 
 from __future__ import annotations
