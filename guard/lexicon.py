@@ -88,7 +88,7 @@ def foreign_date_words() -> dict[str, frozenset[str]]:
     minutes ("horas", "часа"). A text is read for dates in a language only when it holds one of
     them: reading every text in every language costs seconds."""
     durations = foreign_duration_words()
-    return {language: frozenset().union(*_day_words(language)) | durations.get(language, frozenset()) for language in DATE_LANGUAGES[1:]}
+    return {language: frozenset().union(*_day_words(language)) | frozenset(durations.get(language, ())) for language in DATE_LANGUAGES[1:]}
 
 
 @lru_cache(maxsize=1)
@@ -119,23 +119,26 @@ def _day_words(language: str) -> tuple[frozenset[str], frozenset[str]]:
 
 
 @lru_cache(maxsize=1)
-def foreign_duration_words() -> dict[str, frozenset[str]]:
+def foreign_duration_words() -> dict[str, dict[str, int]]:
     """Per other common language, its words for hours and minutes (babel's CLDR unit patterns:
-    "horas", "часа", "Stunden", "小时"): a text that says "in two hours" is read for a time too."""
+    "horas", "часа", "Stunden", "小时", "時間") -> the minutes each counts (60 or 1): a text that
+    says "in two hours" is read for a time too, and "1時間" is an hour long."""
     from babel import Locale
 
-    out: dict[str, frozenset[str]] = {}
+    out: dict[str, dict[str, int]] = {}
     for language in DATE_LANGUAGES[1:]:
-        words: set[str] = set()
+        words: dict[str, int] = {}
         try:
             patterns = Locale(language)._data["unit_patterns"]
-            for unit in ("duration-hour", "duration-minute"):
+            for unit, minutes in (("duration-hour", 60), ("duration-minute", 1)):
                 for width in ("long", "short"):
                     forms = patterns.get(unit, {}).get(width) or {}
-                    words.update(str(forms[f]).replace("{0}", "").strip().lower() for f in forms.keys() if isinstance(forms[f], str))
+                    for f in forms.keys():
+                        if isinstance(forms[f], str):
+                            words.setdefault(str(forms[f]).replace("{0}", "").strip().lower(), minutes)
         except (KeyError, AttributeError, TypeError):
             pass
-        out[language] = frozenset(w for w in words if " " not in w and w.rstrip(".").isalpha() and (len(w) >= 3 or (unspaced(w) and len(w) >= 2)))
+        out[language] = {w: m for w, m in words.items() if " " not in w and w.rstrip(".").isalpha() and (len(w) >= 3 or (unspaced(w) and len(w) >= 2))}
     return out
 
 
@@ -208,6 +211,15 @@ AFTER_NOON_WORDS = frozenset({"afternoon", "evening", "tonight", "night", "dinne
 FRACTIONS: dict[str, float] = {
     "half": 1 / 2, "a third": 1 / 3, "one third": 1 / 3, "two thirds": 2 / 3, "a quarter": 1 / 4, "one quarter": 1 / 4,
     "three quarters": 3 / 4, "a fifth": 1 / 5, "one fifth": 1 / 5, "a tenth": 1 / 10, "one tenth": 1 / 10,
+}
+
+#: Musical intervals as people name them, in semitones ("up a minor third": 3, "down a whole
+#: step": -2, "up an octave": 12).
+INTERVAL_SEMITONES: dict[str, int] = {
+    "semitone": 1, "half step": 1, "half tone": 1, "minor second": 1, "whole step": 2, "whole tone": 2, "tone": 2,
+    "major second": 2, "minor third": 3, "major third": 4, "fourth": 5, "perfect fourth": 5, "tritone": 6,
+    "augmented fourth": 6, "diminished fifth": 6, "fifth": 7, "perfect fifth": 7, "minor sixth": 8, "major sixth": 9,
+    "minor seventh": 10, "major seventh": 11, "octave": 12,
 }
 
 #: The files every project of a kind has at its root, which an agent reads or runs to find its way

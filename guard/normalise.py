@@ -554,7 +554,7 @@ _RANGE_END_PART = {h: "|".join(_PART_WORDS[part] for part, (first, end) in DAY_P
 
 #: Words for "at", "around", "by" or "from" before a clock hour in the common languages, and the
 #: words for the hour after it ("vers 8h", "um 13 Uhr", "alle 20 ore", "o 9 godz", "lúc 7 giờ").
-_AT_WORDS = "at|around|about|by|from|until|till|à|vers|um|gegen|ab|bis|alle|verso|às|las|hacia|om|rond|tegen|o|około|в|к|до|saat|jam|lúc|kl|klockan"
+CLOCK_AT_WORDS = "at|around|about|by|from|until|till|à|vers|um|gegen|ab|bis|alle|verso|às|las|hacia|om|rond|tegen|o|około|в|к|до|saat|jam|lúc|kl|klockan"
 _HOUR_WORDS = "h|hr|uhr|heures?|ore|horas?|uur|godz|godzina|час|часа|часов|giờ|saat"
 #: Words after a number that make it no hour ("around 2 miles", "at 10 percent").
 _OTHER_UNITS = "miles?|km|kilometers?|meters?|minutes?|mins?|hours?|days?|weeks?|percent|people|persons|kg|lbs?|pounds|dollars|euros"
@@ -610,7 +610,7 @@ def _time_forms(t: time) -> list[str]:
         forms += [rf"{hour} {says}", rf"{t.hour:02d} h", rf"{hour} o clock", rf"at {hour}(?: {says})?(?! \d\d)(?! (?:past|to|after|of|till) ){not_other}"]  # not "at ten past nine"
         forms += {0: ["midnight"], 12: ["noon", "midday", "noon ?ish", "lunchtime"]}.get(t.hour, [])  # "pick up tomorrow noonish"
         # the hour and the word for it after "at" or "around", in the common languages: "vers 8h", "um 13 Uhr", "alle 20 ore"
-        forms.append(rf"(?:{_AT_WORDS}) 0?{t.hour} (?:{_HOUR_WORDS})")
+        forms.append(rf"(?:{CLOCK_AT_WORDS}) 0?{t.hour} (?:{_HOUR_WORDS})")
     if not t.second:
         forms += _cjk_time_forms(t)
     return forms

@@ -33,7 +33,8 @@ from typing import Any
 
 from guard.checks import measures
 from guard.checks.measures import rounds_to
-from guard.normalise import normalise_text, parse_temporal
+from guard.lexicon import foreign_duration_words, foreign_number_words, unspaced
+from guard.normalise import CLOCK_AT_WORDS, normalise_text, parse_temporal
 from guard.registry import name_words
 
 #: (index, words): where a value came from and how.
@@ -145,7 +146,8 @@ def _shifted_result_day(value: str, said: list[tuple[int, str]], results: list[t
 
 def span_end(value: object, start: object, said: list[tuple[int, str]], results: list[tuple[int, str]]) -> Derivation | None:
     """``end: 13:30`` beside ``start: 12:30`` for "lunch at 12:30, an hour": the end of a span that
-    is its start plus a length the user stated, or plus the length of a returned event ("push the
+    is its start plus a length the user stated (in English or in another common language's words
+    for hours and minutes: "1時間", "una hora", "45 минут"), or plus the length of a returned event ("push the
     dentist to 4:30 pm" keeps its 45 minutes: two times a result gives one after the other, that
     far apart). Both are dates with times, or both times of day; at most a day apart."""
     end, begin = (parse_temporal(v) if isinstance(v, str) else None for v in (value, start))
@@ -158,6 +160,8 @@ def span_end(value: object, start: object, said: list[tuple[int, str]], results:
     for index, text in said[-_RESULTS:]:
         if span := next((s for s in measures.stated_spans([text], 24 * 60, articles=True) if s.minutes == minutes), None):
             return index, f"{start} plus {span.words} -> {value}"
+        if words := next((w for length, w in _foreign_lengths(text[:_LENGTH_READ]) if length == minutes), None):
+            return index, f"{start} plus {words!r} -> {value}"  # "明日の午後3時から1時間", "durante una hora"
     for index, content in results[-_RESULTS:]:
         times = [t for t in map(_moment, itertools.islice(_STAMP.finditer(content, 0, _READ), 200)) if t is not None]
         if any(a.tzinfo == b.tzinfo and (b - a).total_seconds() == minutes * 60 for a, b in zip(times, times[1:])):
@@ -332,6 +336,32 @@ def day_after_sibling(value: object, siblings: dict[str, Any], said: list[tuple[
             if days in gaps:
                 return index, f"{gaps[days]} plus {m[0].strip()} -> {value}"
     return None
+
+
+#: What of a message is read for lengths of time.
+_LENGTH_READ = 2_000
+#: A length of time as other languages write it: a number, then a word (CLDR's words for hours
+#: and minutes: "2 horas", "1時間", "30 минут", "una hora").
+_FOREIGN_LENGTH = re.compile(r"(?=((?<!\d)\d{1,3}|(?<![^\W\d_])[^\W\d_]+)\s*([^\W\d_]+))")
+#: The words before an hour of the clock, ending where a number starts.
+_CLOCK_BEFORE = re.compile(rf"(?:^|\s)(?:{CLOCK_AT_WORDS})\s*$")
+#: "One" as the common languages say it before a unit ("una hora", "eine Stunde", "один час").
+_ONE = frozenset("un una uno une ein eine einen um uma een один одна одну jeden jedna jedną bir satu một".split())
+
+
+def _foreign_lengths(text: str) -> Iterator[tuple[int, str]]:
+    """(minutes, words) of each length of time a text says in another common language."""
+    lowered = text.lower()
+    for language, units in foreign_duration_words().items():
+        if not any(w in lowered for w in units):
+            continue
+        for m in itertools.islice(_FOREIGN_LENGTH.finditer(lowered), 64):
+            if _CLOCK_BEFORE.search(lowered, max(0, m.start() - 24), m.start()):
+                continue  # "às 3 horas da tarde", "um 15 Uhr": an hour of the clock, no length
+            minutes = units.get(m[2]) or next((u for w, u in units.items() if unspaced(w) and m[2].startswith(w)), None)
+            count = int(m[1]) if m[1].isdigit() else 1 if m[1] in _ONE else foreign_number_words(language).get(m[1])
+            if minutes is not None and count:
+                yield count * minutes, f"{m[1]} {m[2]}"
 
 
 __all__ = ["asked_multiple", "day_after_sibling", "percent_applied", "product_of_held", "result_total", "shifted_result_time"]

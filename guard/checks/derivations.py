@@ -37,7 +37,7 @@ from guard.checks import measures, places
 from guard.checks.relevance import stem
 from guard.conversation import clock as reference_clock, stated_date, stated_now, stated_today
 from guard.lexicon import (
-    AFTER_NOON_WORDS, DATE_LANGUAGES, LOWER_BOUND_WORDS, MONTH_NUMBER, MONTHS, STOPWORDS, UPPER_BOUND_WORDS, WEEKDAYS, file_languages, foreign_date_words, foreign_duration_words,
+    AFTER_NOON_WORDS, DATE_LANGUAGES, INTERVAL_SEMITONES, LOWER_BOUND_WORDS, MONTH_NUMBER, MONTHS, STOPWORDS, UPPER_BOUND_WORDS, WEEKDAYS, file_languages, foreign_date_words, foreign_duration_words,
     foreign_month_number, foreign_number_words, relative_days, relative_periods, unspaced,
 )
 from guard.normalise import (
@@ -195,14 +195,50 @@ def _day_group(value: object, ctx: Context) -> Derivation | None:
 
 
 def _currency_code(value: object, ctx: Context) -> Derivation | None:
-    """``"USD"`` from "$75": the code of a currency symbol written before an amount."""
-    if not isinstance(value, str):
+    """``"USD"`` from "$75": the code of a currency symbol written before an amount; ``"PLN"``
+    from "800 zł", ``"IDR"`` from "Rp 50.000": a currency's symbol as its own country writes it,
+    beside an amount (``measures.home_currency_symbols``)."""
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z]{3}", value.strip()):
         return None
     code = value.strip().upper()
     for index, text in ctx.said:
         for symbol, symbol_code in measures.currency_symbols().items():
             if symbol_code == code and re.search(re.escape(symbol) + r"\s?\d", text[:_READ]):
                 return index, f"{symbol} -> {value}"
+    homes = [symbol for symbol, symbol_code in measures.home_currency_symbols().items() if symbol_code == code]
+    for index, text in ctx.said:
+        for symbol in homes:
+            sign = re.escape(symbol)
+            if re.search(rf"(?<!\w){sign}\s?\d|\d\s?{sign}(?!\w)", text[:_READ]):
+                return index, f"{symbol} -> {value}"
+    return None
+
+
+#: A move by a musical interval: its direction, a count ("two whole steps"), the interval's name
+#: (``lexicon.INTERVAL_SEMITONES``, plural or not).
+_INTERVAL_MOVE = re.compile(
+    r"\b(up|down|raise[ds]?|lower(?:ed|s)?|by)\s+(?:(?:a|an|one)\s+|(\d+|two|three|four)\s+)?"
+    rf"({'|'.join(sorted(map(re.escape, INTERVAL_SEMITONES), key=len, reverse=True))})s?\b"
+)
+_COUNTS = {"two": 2, "three": 3, "four": 4}
+
+
+def _interval_semitones(value: object, ctx: Context) -> Derivation | None:
+    """``semitones: 3`` from "up a minor third", ``-2`` from "down a whole step", ``24`` from "up
+    two octaves": a transposition by a named interval, for a parameter counted in semitones; down
+    or lower is negative. An interval named without a direction ("the fifth track") moves nothing."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    if "semitone" not in f"{ctx.param} {ctx.description}".lower() and "semitones" not in ctx.words:
+        return None
+    for index, text in ctx.normalised:
+        for m in _INTERVAL_MOVE.finditer(text[:_READ]):
+            count = int(m[2]) if m[2] and m[2].isdigit() else _COUNTS.get(m[2] or "", 1)
+            steps = count * INTERVAL_SEMITONES[m[3]]
+            if m[1].startswith(("down", "lower")):
+                steps = -steps
+            if value == steps or (m[1] == "by" and value == -steps):
+                return index, f"{m[0].strip()} -> {value} semitones"
     return None
 
 
@@ -1105,6 +1141,50 @@ def _units_ago(value: object, ctx: Context) -> Derivation | None:
     if value in range(2, 13):
         said += [f" {number_words(value)} {form} ago " for form in _AGO_UNITS[unit]]
     return next(((index, f"{phrase.strip()} -> {value}") for index, text in ctx.normalised for phrase in said if phrase in text), None)
+
+
+#: A span back from now as query languages and APIs write it: "7d", "now-24h", "-2w",
+#: "newer_than:2d" (an operator before it), "7daysAgo" (Google Analytics).
+_SPAN_TOKEN = re.compile(r"(?:[a-z_]+:|now-|-)?(\d{1,4})\s*([a-z]+?)(?:ago)?", re.IGNORECASE)
+#: Its unit letters and words -> the units people say; "m" is minutes in metrics, months in mail.
+_SPAN_UNITS = {
+    "s": ("second",), "sec": ("second",), "secs": ("second",), "seconds": ("second",),
+    "m": ("minute", "month"), "min": ("minute",), "mins": ("minute",), "minutes": ("minute",),
+    "h": ("hour",), "hr": ("hour",), "hrs": ("hour",), "hours": ("hour",),
+    "d": ("day",), "days": ("day",), "w": ("week",), "wk": ("week",), "weeks": ("week",),
+    "mo": ("month",), "months": ("month",), "y": ("year",), "yr": ("year",), "years": ("year",),
+}
+#: The larger unit a count of smaller ones makes: 14 days said as "2 weeks", 48 hours as "2 days".
+_SPAN_LARGER = {"day": ("week", 7), "hour": ("day", 24), "minute": ("hour", 60)}
+
+
+def _span_token(value: object, ctx: Context) -> Derivation | None:
+    """``query: "newer_than:2d"`` or ``start_date: "7daysAgo"`` from "the last 2 days" / "last 7
+    days", ``since: "now-14d"`` from "the past two weeks": a span back from now in a query
+    language's or an API's own notation, whose count and unit the user said; and the end of such
+    a span, ``end_date: "yesterday"`` or ``"today"``."""
+    if not isinstance(value, str):
+        return None
+    if value.strip().lower() in ("today", "yesterday", "now") and set(ctx.words) & UPPER_BOUND_WORDS:
+        for index, text in ctx.normalised:
+            if m := re.search(r" (?:last|past|previous) (?:\d+ |[a-z]+ )?(?:days?|weeks?|months?|hours?) ", text[:_READ]):
+                return index, f"the end of {m[0].strip()!r} -> {value}"
+        return None
+    m = _SPAN_TOKEN.fullmatch(value.strip())
+    if m is None or (units := _SPAN_UNITS.get(m[2].lower())) is None:
+        return None
+    count = int(m[1])
+    said: list[tuple[int, str]] = []
+    for unit in units:
+        said.append((count, unit))
+        if unit in _SPAN_LARGER and count % (per := _SPAN_LARGER[unit][1]) == 0:
+            said.append((count // per, _SPAN_LARGER[unit][0]))
+    for index, text in ctx.normalised:
+        for n, unit in said:
+            numbers = [str(n)] + ([number_words(n)] if n <= 99 else []) + (["a", "one", "last", "past"] if n == 1 else [])
+            if any(f" {number} {unit}{'s' if n != 1 else ''} " in text for number in numbers):
+                return index, f"{n} {unit}{'s' if n != 1 else ''} -> {value}"
+    return None
 
 
 def _week_of(value: object, ctx: Context) -> Derivation | None:
@@ -2198,6 +2278,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _month_bounds,
     _day_group,
     _currency_code,
+    _interval_semitones,
     _none_is_zero,
     _one_item,
     _grouped_digits,
@@ -2220,6 +2301,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _part_of_year,
     _week_of,
     _units_ago,
+    _span_token,
     _stay_end,
     _payment_terms,
     _day_part_bound,

@@ -25,7 +25,7 @@ import json
 import math
 import re
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 from functools import cached_property, lru_cache
@@ -650,6 +650,7 @@ def _traced(ctx: CheckContext) -> list[tuple[_Leaf, GroundingMatch | SemanticSki
     ]
     matches: list[GroundingMatch | SemanticSkip | None] = [_ground_lexically(leaf, index, ctx) for leaf in leaves]
     _days_between(leaves, matches)
+    _items_between(leaves, matches, ctx.conversation.said_texts)
     unmatched = [i for i, m in enumerate(matches) if m is None]
     if unmatched and ctx.semantic is not None:
         for i, match in zip(unmatched, _ground_semantically([leaves[i] for i in unmatched], ctx)):
@@ -682,6 +683,39 @@ def _days_between(leaves: list[_Leaf], matches: list[GroundingMatch | SemanticSk
         for _, i, _ in items[1:-1]:
             if matches[i] is None:
                 matches[i] = GroundingMatch("derived", last.message_index, span, 1.0)
+
+
+#: An identifier that ends in a number ("S-2291", "INV-0042", "row 7"): its stem and its number.
+_NUMBERED = re.compile(r"(.*?)(\d{1,9})")
+#: Words and signs between the two ends of a range ("S-2291 thru S-2295", "rows 3 to 7").
+_RANGE_JOIN = r"\s*(?:-|–|—|\.\.\.?|to|thru|through|until|till)\s*"
+
+
+def _items_between(leaves: list[_Leaf], matches: list[GroundingMatch | SemanticSkip | None], said: Sequence[tuple[int, str]]) -> None:
+    """A list of every identifier from one stated to another ("mark S-2291 thru S-2295 as received"
+    -> ``["S-2291", ..., "S-2295"]``): the items between the two ends are derived, when the list
+    holds each number once, in order and without a gap, and a message said its first and last
+    items as a range (the last written whole or by its number alone: "INV-0098 to 0101")."""
+    lists: dict[str, list[tuple[int, int, str, str]]] = {}
+    for i, leaf in enumerate(leaves):
+        if (m := _ITEM.match(leaf.path)) and isinstance(leaf.value, str) and (n := _NUMBERED.fullmatch(leaf.value.strip())):
+            lists.setdefault(m[1], []).append((int(m[2]), i, n[1], n[2]))
+    for items in lists.values():
+        items.sort()
+        if len(items) < 3 or [k for k, _, _, _ in items] != list(range(len(items))) or len({stem for _, _, stem, _ in items}) != 1:
+            continue
+        numbers = [int(number) for _, _, _, number in items]
+        if any(b - a != 1 for a, b in zip(numbers, numbers[1:])) or len({len(n) for _, _, _, n in items}) != 1:
+            continue
+        stem, start, end = items[0][2], items[0][3], items[-1][3]
+        said_range = re.compile(rf"(?<!\w){re.escape(stem + start)}{_RANGE_JOIN}(?:{re.escape(stem)})?{end}(?!\d)", re.IGNORECASE)
+        where = next((index for index, text in said if said_range.search(text[:20_000])), None)
+        if where is None:
+            continue
+        span = f"every item from {stem}{start} to {stem}{end}"
+        for _, i, _, _ in items:
+            if matches[i] is None:  # the last one too, when the range wrote it by its number alone
+                matches[i] = GroundingMatch("derived", where, span, 1.0)
 
 
 def check(ctx: CheckContext) -> list[Finding]:

@@ -104,9 +104,14 @@ _SPELLED = (
     (re.compile(r"^F$"), "degF"),
     (re.compile(r"^C$"), "degC"),
 )
-_SUPERSCRIPTS = str.maketrans({"²": "^2", "³": "^3", "·": "*", "µ": "u", "μ": "u"})
+_SUPERSCRIPTS = str.maketrans({"·": "*", "µ": "u", "μ": "u"})
+#: A power written in superscript ("m⁴", "s⁻¹", "10⁻⁵"), and the digits it is written with.
+_POWER = re.compile(r"([⁻⁺]?)([⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
+_POWER_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
+#: Scientific notation as people write it by hand: "8.36×10⁻⁵", "6.02 x 10^23", "1.6*10**-19".
+_TIMES_TEN = r"\s*[×x·*]\s*10(?:(?:\^|\*\*)\s*[-−+]?\d+|[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)"
 #: A number (digits, or one or two words) and the one to three words after it, where its unit is.
-_NUMBER = r"(?<![\w.])(-?\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?)"
+_NUMBER = rf"(?<![\w.])(-?\d+(?:,\d{{3}})*(?:\.\d+)?(?:[eE][-+]?\d+|{_TIMES_TEN})?)"
 _QUANTITY = re.compile(_NUMBER + r"\s*-?\s*((?:[^\W\d_]|[°])[\w/^*°.-]*(?:\s+(?:per\s+)?[^\W\d_][\w/^]*){0,2})")
 _WORD = re.compile(r"[^\W\d_]+")
 #: Two or three sides written with "x" and one unit after the last: "18x12x10 inches", "40 × 30 cm".
@@ -153,7 +158,7 @@ def unit_of(words: str) -> Any | None:
     """The pint unit ``words`` name ("centimeters", "m/s^2", "degrees Fahrenheit"), or None for
     anything else, including the grammar words pint also reads as units ("a" is a year, "at" an
     atmosphere, "in" an inch, "as" an attosecond)."""
-    text = words.strip().translate(_SUPERSCRIPTS).rstrip(".")
+    text = _powers(words.strip()).translate(_SUPERSCRIPTS).rstrip(".")
     for pattern, name in _SPELLED:
         text = pattern.sub(name, text)
     if not text or len(text) > 40 or text.casefold() in STOPWORDS or text.casefold() in _NOT_UNITS:
@@ -283,7 +288,15 @@ def _compounds(found: list[Quantity], text: str) -> list[Quantity]:
     return sums
 
 
+def _powers(text: str) -> str:
+    """Superscript powers in pint's notation: "m⁴" -> "m^4", "s⁻¹" -> "s^-1"."""
+    return _POWER.sub(lambda m: "^" + ("-" if m[1] == "⁻" else "") + m[2].translate(_POWER_DIGITS), text)
+
+
 def _float(s: str) -> float | None:
+    if m := re.fullmatch(r"(.+?)\s*[×x·*]\s*10\s*(?:\^|\*\*)?\s*([-−+⁻⁺]?[\d⁰¹²³⁴⁵⁶⁷⁸⁹]+)", s):
+        # "8.36×10⁻⁵", "6.02 x 10^23": the mantissa times ten to the power
+        s = f"{m[1]}e{m[2].translate(_POWER_DIGITS).replace('⁻', '-').replace('⁺', '+').replace('−', '-')}"
     try:
         number = float(s)
     except (ValueError, OverflowError):
@@ -322,8 +335,9 @@ def _targets(ctx: Context) -> list[Any]:
 def _named_units(name_words: tuple[str, ...], description: str) -> list[Any]:
     units: list[Any] = []
     words = [w for w in name_words[:_DESCRIBED_WORDS] if w not in STOPWORDS]
-    # "target_temp_c", "target_c": degrees Celsius, not the speed of light; "f" no farad
-    words = [{"c": "degC", "f": "degF"}.get(w, w) for w in words]
+    # "target_temp_c", "target_c": degrees Celsius, not the speed of light; "f" no farad; "cm4",
+    # "area_m2": a unit to a power, as names write it
+    words = [{"c": "degC", "f": "degF"}.get(w, re.sub(r"^([a-z]{1,3})([234])$", r"\1^\2", w)) for w in words]
     described = [w for w in re.findall(r"[^\W\d_][\w/^²³]*", description) if len(w) > 1 and w.casefold() not in STOPWORDS]
     described = described[:_DESCRIBED_WORDS]
     for group in (words, described):
@@ -550,6 +564,31 @@ def currency_symbols() -> dict[str, str]:
     return {sign: codes.pop() for sign, codes in signs.items() if len(codes) == 1}
 
 
+@_once
+def home_currency_symbols() -> dict[str, str]:
+    """A currency's symbol as its own country writes it (CLDR, in the country's first official
+    language: "zł" PLN, "Kč" CZK, "Rp" IDR, "R$" BRL, "₺" TRY) -> its ISO 4217 code, where no other
+    country writes that symbol for its own currency ("kr" is Swedish, Norwegian and Danish; "$"
+    and "£" are many countries'). A symbol of one letter ("K", "元") is no sign of one currency."""
+    from babel.languages import get_official_languages
+
+    signs: dict[str, set[str]] = {}
+    for territory in babel.Locale("en").territories:
+        if not territory.isalpha():
+            continue  # "001", "150": regions, no country
+        currencies = babel.numbers.get_territory_currencies(territory, tender=True)
+        languages = get_official_languages(territory, de_facto=True)
+        if not currencies or not languages:
+            continue
+        try:
+            sign = babel.numbers.get_currency_symbol(currencies[0], f"{languages[0]}_{territory}")
+        except babel.UnknownLocaleError:  # a country with no CLDR locale of its language
+            continue
+        if sign != currencies[0] and not (len(sign) == 1 and sign.isalpha()):
+            signs.setdefault(sign, set()).add(currencies[0])
+    return {sign: codes.pop() for sign, codes in signs.items() if len(codes) == 1}
+
+
 #: The currency people mean by a name many share, in every language, and another currency of that
 #: name: "dollars" are US dollars unless said otherwise (the Canadian dollar shares the word).
 #: ("Pounds" are sterling in English only: "جنيه" is first the Egyptian pound.)
@@ -697,7 +736,30 @@ def language_code(value: object, ctx: Context) -> Derivation | None:
     if not source and not words & _TARGET_WORDS and ctx.said and (written := _written_in(ctx.said[-1][1], whole=True)) in {n.split()[0] for n in names}:
         # a search's, a forecast's or a reply's language: the one the user writes in
         return ctx.said[-1][0], f"the user writes in {str(written).title()} -> {value}"
+    if not source and words & _TARGET_WORDS and ctx.said and (asked := _asked_in(ctx.said[-1][1])) in {n.split()[0] for n in names}:
+        # "what does this say: ขอบคุณมาก": a text in another language, translated into the one the user asks in
+        return ctx.said[-1][0], f"the user asks in {str(asked).title()} about a text in another language -> {value}"
     return None
+
+
+#: The text a message quotes or pastes in another script: quoted phrases (any quotes, corner
+#: brackets and guillemets too), and runs of letters outside the Latin alphabet.
+_PASTED = re.compile(r"[「『«„“\"]([^」』»“”\"\n]{1,2000})[」』»“”\"]|(?:[^\W\d_A-Za-z\u00c0-\u024f\u1e00-\u1eff]+[\s\d.,!?、。，！？]*)+")
+
+
+def _asked_in(message: str) -> str | None:
+    """The language a message asks in about a text it quotes or pastes in another language ("can
+    u translate this msg from my host: 「チェックインは15時以降です」": English), when both are
+    known and differ; None otherwise (nothing pasted, or nothing around it to read)."""
+    message = message[:_CACHED_TEXT]
+    quoted = " ".join(quoted_text(m) for m in _QUOTE.finditer(message))
+    own = _QUOTE.sub(" ", message)
+    pasted = " ".join([quoted, *(m[0] for m in _PASTED.finditer(own))])
+    own = _PASTED.sub(" ", own)
+    if not pasted.strip() or len(_WORD.findall(own)) < _IDENTIFIED_WORDS:
+        return None
+    asked, written = _written_in(own, whole=True), _written_in(pasted, whole=True)
+    return asked if asked is not None and written is not None and asked != written else None
 
 
 _SCRIPTS = tuple((language, re.compile(f"[{chars}]")) for language, chars in SCRIPT_LANGUAGES)

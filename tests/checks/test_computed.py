@@ -156,3 +156,16 @@ def test_a_stay_that_ends_the_nights_the_booking_holds_after_its_new_start() -> 
     assert day_after_sibling("2025-12-24", {"check_in": "2025-12-21"}, [], booking) is None
     assert day_after_sibling("2025-12-23", {"check_in": "2025-12-21"}, [(0, "we had two late nights at the office")], []) is None
     assert day_after_sibling("2025-12-23", {"room": "HNR-02"}, [], booking) is None
+
+
+def test_the_end_of_a_span_whose_length_is_said_in_another_language() -> None:
+    from guard.checks.computed import span_end
+
+    start = "2025-03-14T15:00:00+09:00"
+    assert span_end("2025-03-14T16:00:00+09:00", start, [(1, "明日の午後3時から1時間、田中さんとの打ち合わせを入れて")], []) is not None
+    assert span_end("2025-03-14T16:00:00+09:00", start, [(1, "mañana a las 3 de la tarde, durante una hora")], []) is not None
+    assert span_end("2025-03-14T15:45:00+09:00", start, [(1, "встреча завтра в 15:00 на 45 минут")], []) is not None
+    # Everyday negatives: another length than the one said, no length at all, an hour of the day is no length.
+    assert span_end("2025-03-14T17:00:00+09:00", start, [(1, "明日の午後3時から1時間、田中さんとの打ち合わせを入れて")], []) is None
+    assert span_end("2025-03-14T16:00:00+09:00", start, [(1, "mañana a las 3 de la tarde, con Ana")], []) is None
+    assert span_end("2025-03-14T18:00:00+09:00", start, [(1, "reunião amanhã às 3 horas da tarde")], []) is None

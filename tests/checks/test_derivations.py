@@ -1549,3 +1549,97 @@ def test_a_bound_said_strictly_taken_inclusively(value: int, param: str, text: s
 )
 def test_a_month_and_year_named_in_another_language_bound_a_range(value: str, text: str, derived: bool) -> None:
     assert (derive(value, "end_date", [(0, text)]) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "derived"),
+    [
+        ("PLN", "Ustaw mi budżet na jedzenie na mieście: 800 zł miesięcznie.", True),
+        ("CZK", "Zaplatil jsem 450 Kč za oběd, zapiš to", True),
+        ("BRL", "quanto fica R$ 30 em dólares?", True),
+        # everyday negatives: a sign three countries write ("kr"), another country's currency, the sign without an amount
+        ("SEK", "Det kostar 300 kr per månad", False),
+        ("CZK", "Ustaw mi budżet na jedzenie na mieście: 800 zł miesięcznie.", False),
+        ("PLN", "ile to kosztuje w zł?", False),
+    ],
+)
+def test_a_currency_symbol_as_its_own_country_writes_it(value: str, text: str, derived: bool) -> None:
+    assert (derive(value, "currency", [(0, text)], description="ISO 4217") is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "param", "text", "derived"),
+    [
+        (3, "semitones", "Transpose this ii-V-I up a minor third: Dm7 G7 Cmaj7", True),
+        (-2, "semitones", "give it to me down a whole step", True),
+        (24, "shift", "take the melody up two octaves", True),  # described as semitones below
+        # everyday negatives: the wrong interval, the wrong direction, an ordinal that moves nothing, a count of no semitones
+        (4, "semitones", "Transpose this ii-V-I up a minor third: Dm7 G7 Cmaj7", False),
+        (2, "semitones", "give it to me down a whole step", False),
+        (7, "semitones", "play the fifth track again", False),
+        (3, "count", "Transpose this ii-V-I up a minor third: Dm7 G7 Cmaj7", False),
+    ],
+)
+def test_a_transposition_by_a_named_interval(value: int, param: str, text: str, derived: bool) -> None:
+    description = "number of semitones to shift" if param == "shift" else "how many"
+    assert (derive(value, param, [(0, text)], description=description) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "param", "text", "derived"),
+    [
+        ("newer_than:2d", "query", "can you triage my unread from the last 2 days", True),
+        ("7daysAgo", "start_date", "whats the bounce rate by device category, last 7 days", True),
+        ("yesterday", "end_date", "whats the bounce rate by device category, last 7 days", True),
+        ("now-14d", "since", "how many 500s over the past two weeks?", True),
+        # everyday negatives: another count, another unit, nothing said, the end word for a start
+        ("30daysAgo", "start_date", "whats the bounce rate by device category, last 7 days", False),
+        ("7d", "range", "show me the errors from the last 7 hours", False),
+        ("newer_than:2d", "query", "triage my unread please", False),
+        ("yesterday", "start_date", "whats the bounce rate by device category, last 7 days", False),
+    ],
+)
+def test_a_span_back_from_now_in_a_query_languages_notation(value: str, param: str, text: str, derived: bool) -> None:
+    assert (derive(value, param, [(0, text)]) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "derived"),
+    [
+        ("en", "can u translate this msg from my host: 「チェックインは15時以降です。鍵は郵便受けの中にあります。」", True),
+        ("en", "what does this say: ขอบคุณมากสำหรับความช่วยเหลือ", True),
+        ("en", "my grandma texted me this, what does it mean? 'Ich hab dich lieb, mein Schatz'", True),
+        # everyday negatives: a language nobody asked in, a question asked in another language, nothing around the pasted
+        # text, a text in the language the user asks in
+        ("fr", "translate this for me: 'Guten Morgen, wie geht es dir?'", False),
+        ("en", "¿qué significa esto? 'thank you very much for everything'", False),
+        ("en", "ขอบคุณมากสำหรับความช่วยเหลือ", False),
+        ("en", "translate 'good morning everyone' please", False),
+    ],
+)
+def test_a_translation_into_the_language_the_user_asks_in(value: str, text: str, derived: bool) -> None:
+    assert (derive(value, "target_lang", [(0, text)], description="ISO 639-1") is not None) is derived
+
+
+SAMPLES = {
+    "name": "update_samples",
+    "description": "Bulk update sample records in the lab system.",
+    "parameters": {"type": "object", "properties": {"sample_ids": {"type": "array", "items": {"type": "string"}}, "status": {"type": "string"}}},
+}
+
+
+@pytest.mark.parametrize(
+    ("said", "ids", "flagged"),
+    [
+        ("mark S-2291 thru S-2295 as received", ["S-2291", "S-2292", "S-2293", "S-2294", "S-2295"], set()),
+        ("mark invoices INV-0098 to 0101 as received", ["INV-0098", "INV-0099", "INV-0100", "INV-0101"], set()),
+        # everyday negatives: the two ends said but not as a range; a gap in the list; an item past the range's end
+        ("mark S-2291 and S-2295 as received", ["S-2291", "S-2292", "S-2293", "S-2294", "S-2295"],
+         {"$.sample_ids[1]", "$.sample_ids[2]", "$.sample_ids[3]"}),
+        ("mark S-2291 thru S-2295 as received", ["S-2291", "S-2293", "S-2295"], {"$.sample_ids[1]"}),
+        ("mark S-2291 thru S-2293 as received", ["S-2291", "S-2292", "S-2293", "S-2294"], {"$.sample_ids[1]", "$.sample_ids[3]"}),
+    ],
+)
+def test_the_identifiers_between_two_said_as_a_range(said: str, ids: list[str], flagged: set[str]) -> None:
+    findings = Guard([SAMPLES]).check({"name": "update_samples", "args": {"sample_ids": ids, "status": "received"}}, [("user", said)]).findings
+    assert {f.path for f in findings if f.category is Category.UNGROUNDED_VALUE} == flagged

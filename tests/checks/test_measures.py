@@ -700,3 +700,19 @@ def test_a_yearly_rate_and_years_over_the_periods_a_year_the_user_named(param: s
 
 def test_no_period_conversion_without_a_frequency() -> None:
     assert derive(60, "periods", said("I save $200 a year for 5 years at 6% per year.")) is None  # one period a year: no 60
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "param", "derived"),
+    [
+        ("A 4.5 m beam, E = 200 GPa, I = 8.36×10⁻⁵ m⁴", 8360, "second_moment_cm4", True),
+        ("green light, a wavelength of 5.3 x 10^-7 m", 530, "wavelength_nm", True),
+        ("a flat of 450 square feet", 41.8, "area_m2", True),
+        # everyday negatives: a power of ten off, a board's sides (no power), another quantity's number
+        ("A 4.5 m beam, E = 200 GPa, I = 8.36×10⁻⁵ m⁴", 836, "second_moment_cm4", False),
+        ("cut me a 18x100 inches board", 1.8e-99, "length_in", False),
+        ("a flat of 450 square feet", 450, "area_m2", False),
+    ],
+)
+def test_scientific_notation_and_powers_as_written_by_hand(text: str, value: float, param: str, derived: bool) -> None:
+    assert (derive(value, param, said(text)) is not None) is derived
