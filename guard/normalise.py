@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time
 from functools import lru_cache
 
-from guard.lexicon import DAY_PARTS, MONTHS, WEEKDAY_OR_SHORT_PATTERN, WEEKDAY_SHORT, WEEKDAYS, alternation
+from guard.lexicon import DAY_PARTS, FRACTIONS, MONTHS, WEEKDAY_OR_SHORT_PATTERN, WEEKDAY_SHORT, WEEKDAYS, alternation
 
 # --- text -------------------------------------------------------------------------------------
 
@@ -80,6 +80,7 @@ _SHORT_TEXTS = 16_384
 
 
 def _normalise(s: str) -> str:
+    s = s.replace("♭", "b")  # "B♭" is the note "Bb" (a sharp is punctuation either way: "F♯", "F#")
     return " ".join(_TOKEN.findall(_RANGE_DASH.sub(" to ", _THOUSANDS.sub("", _DOT_THOUSANDS.sub("", unicodedata.normalize("NFKC", s).casefold())))))
 
 
@@ -214,8 +215,8 @@ def numbers_in(text: str) -> dict[int | float, str]:
     for m in _SHARED_SUFFIX.finditer(folded):  # "150-180k": the range's start is 150k too
         if (value := _digits_value(m[1])) is not None:
             _add_readings(found, value, m[3], m[1] + (f" {m[3]}" if len(m[3]) > 2 else m[3]))
-    powers = _SUPERSCRIPTS.sub(lambda m: "^" + m[0].translate(_SUPERSCRIPT_DIGITS), text[:1_000_000]) if "10" in text else ""
-    for m in itertools.islice(_SCIENTIFIC.finditer(powers), 64):  # "1 × 10⁻⁴", "6.02 x 10^23", "3*10**-9"
+    powers = superscript_powers(text[:1_000_000]) if "10" in text else ""
+    for m in itertools.islice(SCIENTIFIC.finditer(powers), 64):  # "1 × 10⁻⁴", "6.02 x 10^23", "3*10**-9"
         if (mantissa := _digits_value(m[1])) is not None and abs(exponent := int(m[2])) <= 308:
             _add_readings(found, mantissa * 10.0**exponent, None, m[0].casefold())
     tokens = normalise_text(folded).split()
@@ -231,16 +232,34 @@ def numbers_in(text: str) -> dict[int | float, str]:
             value = -value  # "minus forty degrees", not "fifty minus forty"
         _add_readings(found, value, suffix, " ".join(tokens[i : end + _qualifies(suffix)]))
         i = end
+    for m in itertools.islice(_AND_A_FRACTION.finditer(" ".join(tokens)), 16):  # "two and a quarter cups": 2.25
+        whole = int(m[1]) if m[1].isdigit() else _NUMBER_WORDS[m[1]]
+        share = FRACTIONS[m[2]] if m[2] in FRACTIONS else FRACTIONS[m[2].removeprefix("a ")]
+        suffix = m[3]
+        _add_readings(found, whole + share, suffix, m[0] if _qualifies(suffix) else m[0][: m.end(2) - m.start()])
     return found
+
+
+#: A whole number and a fraction ("two and a quarter", "3 and a half", "one and three quarters"),
+#: normalised, with the word after it (a unit).
+_AND_A_FRACTION = re.compile(
+    rf"(?<!\S)(\d{{1,6}}|{'|'.join(_NUMBER_WORDS)}) and ({'|'.join(sorted(['a half', *FRACTIONS], key=len, reverse=True))})(?!\S)(?: (\S+))?"
+)
 
 
 #: A number in scientific notation: a mantissa times ten to a power, as people type it.
 #: It starts where a run of digits starts (from any digit, a long run took quadratic time: 20,000
 #: digits, 19 s) and reads a mantissa of at most 30 digits and a bounded run of spaces.
-_SCIENTIFIC = re.compile(r"(?<![\d.])(\d{1,30}(?:\.\d{1,30})?)[ \t]{0,3}[×xX*·][ \t]{0,3}10[ \t]{0,3}(?:\^|\*\*)[ \t]{0,3}\(?(-?\d{1,3})\)?")
-#: Superscript digits ("10⁻⁴"), read as a power: "^-4".
+#: Superscripts first read as powers (``superscript_powers``).
+SCIENTIFIC = re.compile(r"(?<![\d.])(\d{1,30}(?:\.\d{1,30})?)[ \t]{0,3}[×xX*·][ \t]{0,3}10[ \t]{0,3}(?:\^|\*\*)[ \t]{0,3}\(?(-?\d{1,3})\)?")
+#: Superscript digits ("10⁻⁴", "m⁴"), read as a power: "^-4".
 _SUPERSCRIPTS = re.compile("[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
 _SUPERSCRIPT_DIGITS = str.maketrans("⁻⁺⁰¹²³⁴⁵⁶⁷⁸⁹", "-+0123456789")
+
+
+def superscript_powers(text: str) -> str:
+    """Superscript powers written with a caret: "10⁻⁴" -> "10^-4", "m⁴" -> "m^4"."""
+    return _SUPERSCRIPTS.sub(lambda m: "^" + m[0].translate(_SUPERSCRIPT_DIGITS), text)
 
 
 def _qualifies(suffix: str | None) -> bool:

@@ -441,3 +441,29 @@ def test_the_days_a_text_names_relative_to_today():
     assert named_days_in("see you on friday") == frozenset()
     assert named_days_in("due 2025-03-10") == frozenset()
     assert named_days_in("todays_report.csv is attached") == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "read"),
+    [
+        ("how many grams is two and a quarter cups of flour", 2.25, True),
+        ("the flight is 2 and a half hours", 2.5, True),
+        ("one and three quarters teaspoons of salt", 1.75, True),
+        # everyday negatives: a fraction alone, "half and half", a whole number and another fraction
+        ("add a quarter cup of milk", 1.25, False),
+        ("a splash of half and half", 0.5, False),
+        ("how many grams is two and a quarter cups of flour", 2.5, False),
+    ],
+)
+def test_a_whole_number_and_a_fraction(text: str, value: float, read: bool) -> None:
+    from guard.normalise import numbers_in
+
+    assert (value in numbers_in(text)) is read
+
+
+def test_a_flat_written_as_its_sign_is_the_note_people_type_with_a_b() -> None:
+    assert normalise_text("What notes are in B♭ Lydian?") == "what notes are in bb lydian"
+    # everyday negatives: the natural note stays itself; a sharp and its sign read alike; no sign, no change
+    assert normalise_text("B Lydian") == "b lydian"
+    assert normalise_text("F♯ minor") == normalise_text("F# minor") == "f minor"
+    assert normalise_text("bebop in Bb") == "bebop in bb"

@@ -397,6 +397,34 @@ def _coordinates(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
+#: A latitude or longitude in degrees, minutes and seconds with its hemisphere ("15°50′S",
+#: "69° 20' W", "40°26'46\"N"); the minutes and seconds may be left out.
+_DEGREES = re.compile(
+    r"(\d{1,3}(?:\.\d+)?)\s*°\s*(?:(\d{1,2}(?:\.\d+)?)\s*['′’]\s*)?(?:(\d{1,2}(?:\.\d+)?)\s*(?:[\"″”]|'')\s*)?([NSEW])(?![^\W\d_])"
+)
+
+
+def _degrees_minutes(value: object, ctx: Context) -> Derivation | None:
+    """``latitude: -15.8333`` from "15°50′S", ``longitude: -69.3333`` from "69°20′W": a latitude
+    or longitude the user wrote in degrees, minutes and seconds, in decimal degrees (south and
+    west negative), to the value's precision."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    words = set(ctx.words)
+    latitude, longitude = bool(words & {"lat", "latitude"}), bool(words & {"lng", "lon", "long", "longitude"})
+    if not latitude and not longitude:
+        return None
+    for index, text in ctx.said:
+        for m in itertools.islice(_DEGREES.finditer(text[:_READ]), 16):
+            hemisphere = m[4]
+            if (hemisphere in "NS" and not latitude) or (hemisphere in "EW" and not longitude):
+                continue
+            degrees = float(m[1]) + float(m[2] or 0) / 60 + float(m[3] or 0) / 3600
+            if measures.rounds_to(value, -degrees if hemisphere in "SW" else degrees):
+                return index, f"{m[0].strip()} -> {value}"
+    return None
+
+
 def _said_phrase(phrase: str, ctx: Context) -> int | None:
     """The index of the first message that says ``phrase`` as whole words (normalised)."""
     words = normalise_text(phrase)
@@ -2285,6 +2313,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _times_per_period,
     _switch,
     _coordinates,
+    _degrees_minutes,
     _duration,
     _relative_range,
     _year_bounds,

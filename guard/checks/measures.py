@@ -57,7 +57,7 @@ import simpleeval
 
 from guard.checks.places import country_said, warm as _warm_places
 from guard.lexicon import DATE_LANGUAGES, FRACTIONS, SCRIPT_LANGUAGES, STOPWORDS, unspaced
-from guard.normalise import normalise_text, number_words, numbers_in, parse_number
+from guard.normalise import SCIENTIFIC, normalise_text, number_words, numbers_in, parse_number, superscript_powers
 from guard.text import quoted_pattern, quoted_text
 
 if TYPE_CHECKING:
@@ -105,11 +105,9 @@ _SPELLED = (
     (re.compile(r"^C$"), "degC"),
 )
 _SUPERSCRIPTS = str.maketrans({"·": "*", "µ": "u", "μ": "u"})
-#: A power written in superscript ("m⁴", "s⁻¹", "10⁻⁵"), and the digits it is written with.
-_POWER = re.compile(r"([⁻⁺]?)([⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
-_POWER_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
-#: Scientific notation as people write it by hand: "8.36×10⁻⁵", "6.02 x 10^23", "1.6*10**-19".
-_TIMES_TEN = r"\s*[×x·*]\s*10(?:(?:\^|\*\*)\s*[-−+]?\d+|[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)"
+#: Scientific notation as people write it by hand after a number: "8.36×10⁻⁵", "6.02 x 10^23",
+#: "1.6*10**-19" (``normalise.SCIENTIFIC`` reads it).
+_TIMES_TEN = r"[ \t]{0,3}[×xX*·][ \t]{0,3}10(?:[ \t]{0,3}(?:\^|\*\*)[ \t]{0,3}-?\d{1,3}|[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3})"
 #: A number (digits, or one or two words) and the one to three words after it, where its unit is.
 _NUMBER = rf"(?<![\w.])(-?\d+(?:,\d{{3}})*(?:\.\d+)?(?:[eE][-+]?\d+|{_TIMES_TEN})?)"
 _QUANTITY = re.compile(_NUMBER + r"\s*-?\s*((?:[^\W\d_]|[°])[\w/^*°.-]*(?:\s+(?:per\s+)?[^\W\d_][\w/^]*){0,2})")
@@ -158,7 +156,7 @@ def unit_of(words: str) -> Any | None:
     """The pint unit ``words`` name ("centimeters", "m/s^2", "degrees Fahrenheit"), or None for
     anything else, including the grammar words pint also reads as units ("a" is a year, "at" an
     atmosphere, "in" an inch, "as" an attosecond)."""
-    text = _powers(words.strip()).translate(_SUPERSCRIPTS).rstrip(".")
+    text = superscript_powers(words.strip()).translate(_SUPERSCRIPTS).rstrip(".")
     for pattern, name in _SPELLED:
         text = pattern.sub(name, text)
     if not text or len(text) > 40 or text.casefold() in STOPWORDS or text.casefold() in _NOT_UNITS:
@@ -288,15 +286,9 @@ def _compounds(found: list[Quantity], text: str) -> list[Quantity]:
     return sums
 
 
-def _powers(text: str) -> str:
-    """Superscript powers in pint's notation: "m⁴" -> "m^4", "s⁻¹" -> "s^-1"."""
-    return _POWER.sub(lambda m: "^" + ("-" if m[1] == "⁻" else "") + m[2].translate(_POWER_DIGITS), text)
-
-
 def _float(s: str) -> float | None:
-    if m := re.fullmatch(r"(.+?)\s*[×x·*]\s*10\s*(?:\^|\*\*)?\s*([-−+⁻⁺]?[\d⁰¹²³⁴⁵⁶⁷⁸⁹]+)", s):
-        # "8.36×10⁻⁵", "6.02 x 10^23": the mantissa times ten to the power
-        s = f"{m[1]}e{m[2].translate(_POWER_DIGITS).replace('⁻', '-').replace('⁺', '+').replace('−', '-')}"
+    if m := SCIENTIFIC.fullmatch(superscript_powers(s)):  # "8.36×10⁻⁵", "6.02 x 10^23": mantissa times ten to the power
+        s = f"{m[1]}e{m[2]}"
     try:
         number = float(s)
     except (ValueError, OverflowError):

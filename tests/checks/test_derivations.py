@@ -1643,3 +1643,19 @@ SAMPLES = {
 def test_the_identifiers_between_two_said_as_a_range(said: str, ids: list[str], flagged: set[str]) -> None:
     findings = Guard([SAMPLES]).check({"name": "update_samples", "args": {"sample_ids": ids, "status": "received"}}, [("user", said)]).findings
     assert {f.path for f in findings if f.category is Category.UNGROUNDED_VALUE} == flagged
+
+
+@pytest.mark.parametrize(
+    ("value", "param", "text", "derived"),
+    [
+        (-15.8333, "latitude", "What's the ground elevation at 15°50′S 69°20′W?", True),
+        (-69.3333, "longitude", "What's the ground elevation at 15°50′S 69°20′W?", True),
+        (40.4461, "lat", "meet at 40°26'46\"N 79°58'56\"W", True),
+        # everyday negatives: the wrong hemisphere's sign, a longitude's number for a latitude, a temperature in degrees
+        (15.8333, "latitude", "What's the ground elevation at 15°50′S 69°20′W?", False),
+        (-69.3333, "latitude", "What's the ground elevation at 15°50′S 69°20′W?", False),
+        (15.0, "latitude", "it is 15°C outside today", False),
+    ],
+)
+def test_degrees_minutes_and_seconds_in_decimal_degrees(value: float, param: str, text: str, derived: bool) -> None:
+    assert (derive(value, param, [(0, text)]) is not None) is derived
