@@ -215,12 +215,17 @@ def recovery_text(rec: Mapping[str, Any]) -> str:
             f"{rec['retries_per_case']:.2f} retries per case.")
 
 
+def model_note(res: Mapping[str, Any]) -> str:
+    """How the embedding model ran (" (model: onnx-int8)"), for a run with embeddings."""
+    backend = (res.get("semantic") or {}).get("backend")
+    return f" (model: {backend})" if backend else ""
+
+
 def latency_note(res: Mapping[str, Any]) -> str:
     """What the latency needs beside it: how the model ran (with embeddings), and why a p99 over
     few cases is high (it is the slowest case, usually the warm-up of the first)."""
     n = res.get("n_cases", 0)
-    backend = (res.get("semantic") or {}).get("backend")
-    model = f" (model: {backend})" if backend else ""
+    model = model_note(res)
     if n and n < 100:
         return f"{model} (p99 over {n} cases is the slowest case, usually the first: imports and validators warm up)"
     return model

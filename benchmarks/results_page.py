@@ -25,7 +25,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from guard_bench.report import false_interrupt_text, fmt_ci, skipped_text, suites_of
+from guard_bench.report import false_interrupt_text, fmt_ci, model_note, skipped_text, suites_of
 from guard_bench.suites import SUITES, PaperFigure
 
 HERE = Path(__file__).parent
@@ -109,7 +109,7 @@ def suite_table(name: str, rule: Mapping[str, Any] | None, semantic: Mapping[str
         if res is not None:
             lines.append(f"- {mode}: {res['n_cases']} cases in {res.get('n_families', '?')} families ({res['n_errors']} errors) in "
                          f"{res['seconds']:.1f} s; {false_interrupt_text(res)}; guard latency p50 {res['latency_ms']['p50']:.2f} ms, "
-                         f"p99 {res['latency_ms']['p99']:.2f} ms{skipped_text(res)}")
+                         f"p99 {res['latency_ms']['p99']:.2f} ms{model_note(res)}{skipped_text(res)}")
     lines += ["", "| metric | rule [95% interval] | semantic [95% interval] | target | met (rule / semantic) | papers |",
               "|---|---|---|---|---|---|"]
     rule_m = dict((rule or {}).get("paper_metrics", {}))

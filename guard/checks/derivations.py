@@ -1174,16 +1174,6 @@ def _units_ago(value: object, ctx: Context) -> Derivation | None:
 #: A span back from now as query languages and APIs write it: "7d", "now-24h", "-2w",
 #: "newer_than:2d" (an operator before it), "7daysAgo" (Google Analytics).
 _SPAN_TOKEN = re.compile(r"(?:[a-z_]+:|now-|-)?(\d{1,4})\s*([a-z]+?)(?:ago)?", re.IGNORECASE)
-#: Its unit letters and words -> the units people say; "m" is minutes in metrics, months in mail.
-_SPAN_UNITS = {
-    "s": ("second",), "sec": ("second",), "secs": ("second",), "seconds": ("second",),
-    "m": ("minute", "month"), "min": ("minute",), "mins": ("minute",), "minutes": ("minute",),
-    "h": ("hour",), "hr": ("hour",), "hrs": ("hour",), "hours": ("hour",),
-    "d": ("day",), "days": ("day",), "w": ("week",), "wk": ("week",), "weeks": ("week",),
-    "mo": ("month",), "months": ("month",), "y": ("year",), "yr": ("year",), "years": ("year",),
-}
-#: The larger unit a count of smaller ones makes: 14 days said as "2 weeks", 48 hours as "2 days".
-_SPAN_LARGER = {"day": ("week", 7), "hour": ("day", 24), "minute": ("hour", 60)}
 
 
 def _span_token(value: object, ctx: Context) -> Derivation | None:
@@ -1199,14 +1189,18 @@ def _span_token(value: object, ctx: Context) -> Derivation | None:
                 return index, f"the end of {m[0].strip()!r} -> {value}"
         return None
     m = _SPAN_TOKEN.fullmatch(value.strip())
-    if m is None or (units := _SPAN_UNITS.get(m[2].lower())) is None:
+    # its unit by the codes of ``_UNITS`` ("m" is minutes in metrics, months in mail: both)
+    units = [unit for unit, (codes, _, _) in _UNITS.items() if m is not None and m[2].lower() in codes]
+    if m is None or not units:
         return None
     count = int(m[1])
     said: list[tuple[int, str]] = []
     for unit in units:
         said.append((count, unit))
-        if unit in _SPAN_LARGER and count % (per := _SPAN_LARGER[unit][1]) == 0:
-            said.append((count // per, _SPAN_LARGER[unit][0]))
+        _, kind, size = _UNITS[unit]
+        # the same span in a larger unit it makes a whole number of: 14 days said as "2 weeks"
+        said += [(count * size // other_size, other) for other, (_, other_kind, other_size) in _UNITS.items()
+                 if other_kind == kind and other_size > size and (count * size) % other_size == 0]
     for index, text in ctx.normalised:
         for n, unit in said:
             numbers = [str(n)] + ([number_words(n)] if n <= 99 else []) + (["a", "one", "last", "past"] if n == 1 else [])

@@ -137,3 +137,12 @@ def test_the_page_adds_the_rules_the_learned_scorer_and_the_transfer_table_from_
     (tmp_path / "transfer").mkdir()
     (tmp_path / "transfer" / "transfer.md").write_text("| suite | base |\n|---|---|\n", encoding="utf-8")
     assert "## Transfer" in "\n".join(analysis_sections(tmp_path))
+
+
+def test_the_semantic_runs_latency_names_the_backend_the_model_ran_on():
+    semantic = json.loads(json.dumps(SEMANTIC))
+    semantic["suites"]["acebench"]["semantic"] = {"decisions": 10, "backend": "onnx-int8"}
+    page = render(RULE, semantic, figures=FIGURES, notes=NOTES)
+    lines = [line for line in section(page, "acebench").splitlines() if "guard latency" in line]
+    assert lines[0].startswith("- rule:") and "(model:" not in lines[0]  # no model in a rule-only run
+    assert lines[1].startswith("- semantic:") and lines[1].endswith("p99 2.00 ms (model: onnx-int8)")
