@@ -287,8 +287,8 @@ def _compounds(found: list[Quantity], text: str) -> list[Quantity]:
 
 
 def _float(s: str) -> float | None:
-    if m := SCIENTIFIC.fullmatch(superscript_powers(s)):  # "8.36×10⁻⁵", "6.02 x 10^23": mantissa times ten to the power
-        s = f"{m[1]}e{m[2]}"
+    if m := SCIENTIFIC.fullmatch(superscript_powers(s.removeprefix("-"))):  # "8.36×10⁻⁵", "6.02 x 10^23": mantissa times ten to the power
+        s = f"{'-' if s.startswith('-') else ''}{m[1]}e{m[2]}"
     try:
         number = float(s)
     except (ValueError, OverflowError):
@@ -736,7 +736,7 @@ def language_code(value: object, ctx: Context) -> Derivation | None:
 
 #: The text a message quotes or pastes in another script: quoted phrases (any quotes, corner
 #: brackets and guillemets too), and runs of letters outside the Latin alphabet.
-_PASTED = re.compile(r"[「『«„“\"]([^」』»“”\"\n]{1,2000})[」』»“”\"]|(?:[^\W\d_A-Za-z\u00c0-\u024f\u1e00-\u1eff]+[\s\d.,!?、。，！？]*)+")
+_PASTED = re.compile(r"[「『«„“\"]([^「『«„」』»“”\"\n]{1,2000})[」』»“”\"]|(?:[^\W\d_A-Za-z\u00c0-\u024f\u1e00-\u1eff]+[\s\d.,!?、。，！？]*)+")
 
 
 def _asked_in(message: str) -> str | None:
