@@ -37,7 +37,7 @@ from guard.checks import measures, places
 from guard.checks.relevance import stem
 from guard.conversation import clock as reference_clock, stated_date, stated_now, stated_today
 from guard.lexicon import (
-    AFTER_NOON_WORDS, DATE_LANGUAGES, INTERVAL_SEMITONES, LOWER_BOUND_WORDS, MONTH_NUMBER, MONTHS, STOPWORDS, UPPER_BOUND_WORDS, WEEKDAYS, file_languages, foreign_date_words, foreign_duration_words,
+    AFTER_NOON_WORDS, DATE_LANGUAGES, INTERVAL_SEMITONES, LOWER_BOUND_WORDS, MONTH_NUMBER, MONTHS, STOPWORDS, UPPER_BOUND_WORDS, WEEKDAY_OR_SHORT_PATTERN, WEEKDAY_SHORT, WEEKDAYS, file_languages, foreign_date_words, foreign_duration_words,
     foreign_month_number, foreign_number_words, relative_days, relative_periods, unspaced,
 )
 from guard.normalise import (
@@ -1532,6 +1532,71 @@ def _frequency(value: object, ctx: Context) -> Derivation | None:
     return None
 
 
+#: What the user says for each repetition of an iCalendar rule (RFC 5545 ``FREQ``), normalised.
+_FREQ_SAID = {
+    "DAILY": r"daily|every day|each day|every (?:morning|evening|night)",
+    "WEEKLY": rf"weekly|biweekly|fortnightly|(?:every|each) (?:other |second |\d+ |two |three )?(?:week|wk|{WEEKDAY_OR_SHORT_PATTERN}|weekday)",
+    "MONTHLY": r"monthly|(?:every|each) (?:other |second |\d+ |two |three )?month",
+    "YEARLY": r"yearly|annually|(?:every|each) (?:other |\d+ |two )?year",
+}
+#: ``INTERVAL`` as said: every other week or day is 2.
+_INTERVAL_SAID = {2: r"every (?:other|second|2|two)\b|biweekly|fortnightly", 3: r"every (?:3|three|third)\b"}
+_RRULE_DAYS = dict(zip(("MO", "TU", "WE", "TH", "FR", "SA", "SU"), WEEKDAYS))
+_ORDINAL_SAID = {1: "first|1st", 2: "second|2nd", 3: "third|3rd", 4: "fourth|4th", -1: "last"}
+
+
+def _recurrence_rule(value: object, ctx: Context) -> Derivation | None:
+    """``rrule: "FREQ=WEEKLY;INTERVAL=2;BYDAY=FR"`` from "every other friday": an iCalendar
+    recurrence rule (RFC 5545) every part of which the user said: how often, the interval, the
+    weekdays (by name, or "weekdays"), their order in the month ("the first monday"), the day of
+    the month and the count. A rule with any other part (``UNTIL``, ``BYHOUR``...) is not judged here."""
+    if not isinstance(value, str) or not 0 < len(value) <= 200 or "FREQ=" not in value.upper():
+        return None
+    try:
+        parts = dict(part.split("=", 1) for part in value.strip().upper().removeprefix("RRULE:").split(";") if part)
+    except ValueError:
+        return None
+    if not set(parts) <= {"FREQ", "INTERVAL", "BYDAY", "BYMONTHDAY", "COUNT", "WKST"} or parts.get("FREQ") not in _FREQ_SAID:
+        return None
+    for index, text in ctx.normalised:
+        said = text[:_READ]
+        if not re.search(rf" (?:{_FREQ_SAID[parts['FREQ']]})s? ", said):
+            continue
+        interval = int(parts.get("INTERVAL", "1")) if parts.get("INTERVAL", "1").isdigit() else None
+        if interval is None or (interval > 1 and not re.search(_INTERVAL_SAID.get(interval, rf"every {interval}\b"), said)):
+            continue
+        if interval == 1 and re.search(_INTERVAL_SAID[2], said):
+            continue  # "every other friday" is no weekly rule
+        days = [d for d in parts.get("BYDAY", "").split(",") if d]
+        if not all(_rrule_day_said(d, said) for d in days):
+            continue
+        if (day := parts.get("BYMONTHDAY")) is not None and not (
+            day.isdigit() and re.search(rf" (?:the {int(day)}(?: (?:st|nd|rd|th))?|{int(day)} (?:st|nd|rd|th)) ", said)
+        ):
+            continue  # the day of the month as a date says it ("the 1st", "on the 15")
+        if (count := parts.get("COUNT")) and f" {count} " not in said and f" {number_words(int(count)) if count.isdigit() else count} " not in said:
+            continue
+        if parts.get("WKST", "MO") not in ("MO", "SU"):
+            continue
+        return index, f"every part said -> {value}"
+    return None
+
+
+def _rrule_day_said(day: str, said: str) -> bool:
+    """Whether an RRULE ``BYDAY`` entry ("FR", "1MO", "-1FR") was said: its weekday by name or
+    short form, or among "weekdays"/"weekends", with its order in the month when it has one."""
+    m = re.fullmatch(r"([+-]?\d)?(MO|TU|WE|TH|FR|SA|SU)", day)
+    if m is None:
+        return False
+    name = _RRULE_DAYS[m[2]]
+    forms = "|".join((name, *WEEKDAY_SHORT[name]))
+    if m[1]:
+        order = _ORDINAL_SAID.get(int(m[1]))
+        return order is not None and re.search(rf" (?:{order}) (?:{forms})s? ", said) is not None
+    group = "weekdays|every weekday|workdays" if m[2] not in ("SA", "SU") else "weekends|every weekend"
+    return re.search(rf" (?:{forms})s? ", said) is not None or re.search(rf" (?:{group}) ", said) is not None
+
+
 # --- what a description says a value means ----------------------------------------------------
 
 _DESCRIBED_MEANING = re.compile(
@@ -2335,6 +2400,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _web_address,
     _weekday_after_date,
     _frequency,
+    _recurrence_rule,
     _described_meaning,
     _described_choice,
     _described_form,

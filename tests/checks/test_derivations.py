@@ -1659,3 +1659,24 @@ def test_the_identifiers_between_two_said_as_a_range(said: str, ids: list[str], 
 )
 def test_degrees_minutes_and_seconds_in_decimal_degrees(value: float, param: str, text: str, derived: bool) -> None:
     assert (derive(value, param, [(0, text)]) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "derived"),
+    [
+        ("set a reminder every other friday at 4pm to submit my timesheet", "FREQ=WEEKLY;INTERVAL=2;BYDAY=FR", True),
+        ("standup every weekday at 9:30", "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR", True),
+        ("book club on the first monday of every month", "RRULE:FREQ=MONTHLY;BYDAY=1MO", True),
+        ("pay rent on the 1st of each month", "FREQ=MONTHLY;BYMONTHDAY=1", True),
+        # everyday negatives: every week for every other, another weekday, another day of the month, a count
+        # nobody said, an end date the rule adds
+        ("set a reminder every friday at 4pm", "FREQ=WEEKLY;INTERVAL=2;BYDAY=FR", False),
+        ("set a reminder every other friday at 4pm", "FREQ=WEEKLY;INTERVAL=2;BYDAY=TH", False),
+        ("set a reminder every other friday at 4pm", "FREQ=WEEKLY;BYDAY=FR", False),
+        ("pay rent on the 1st of each month", "FREQ=MONTHLY;BYMONTHDAY=15", False),
+        ("water the plants every day", "FREQ=DAILY;COUNT=10", False),
+        ("set a reminder every other friday", "FREQ=WEEKLY;INTERVAL=2;BYDAY=FR;UNTIL=20251231T000000Z", False),
+    ],
+)
+def test_an_icalendar_recurrence_rule_every_part_of_which_was_said(text: str, value: str, derived: bool) -> None:
+    assert (derive(value, "rrule", [(0, text)]) is not None) is derived
