@@ -222,6 +222,16 @@ INTERVAL_SEMITONES: dict[str, int] = {
     "minor seventh": 10, "major seventh": 11, "octave": 12,
 }
 
+#: The fractions said after a whole number and "and" ("two and a half", "one and three quarters"),
+#: as a regex alternation, longest first.
+AND_FRACTIONS = alternation(["a half", *FRACTIONS])
+
+
+def fraction_value(phrase: str) -> float:
+    """The share a fraction phrase of ``AND_FRACTIONS`` names ("a half": 0.5, "three quarters": 0.75)."""
+    phrase = " ".join(phrase.casefold().split())
+    return FRACTIONS[phrase] if phrase in FRACTIONS else FRACTIONS[phrase.removeprefix("a ")]
+
 #: The files every project of a kind has at its root, which an agent reads or runs to find its way
 #: around a repository without anyone naming them ("cat package.json", "pip install -r
 #: requirements.txt"): manifests, lock files, build files, the readme, the ignore list.

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time
 from functools import lru_cache
 
-from guard.lexicon import DAY_PARTS, FRACTIONS, MONTHS, WEEKDAY_OR_SHORT_PATTERN, WEEKDAY_SHORT, WEEKDAYS, alternation
+from guard.lexicon import AND_FRACTIONS, DAY_PARTS, MONTHS, WEEKDAY_OR_SHORT_PATTERN, WEEKDAY_SHORT, WEEKDAYS, alternation, fraction_value
 
 # --- text -------------------------------------------------------------------------------------
 
@@ -232,9 +232,9 @@ def numbers_in(text: str) -> dict[int | float, str]:
             value = -value  # "minus forty degrees", not "fifty minus forty"
         _add_readings(found, value, suffix, " ".join(tokens[i : end + _qualifies(suffix)]))
         i = end
-    for m in itertools.islice(_AND_A_FRACTION.finditer(" ".join(tokens)), 16):  # "two and a quarter cups": 2.25
+    for m in itertools.islice(_AND_A_FRACTION.finditer(" ".join(tokens)) if " and " in folded else (), 16):  # "two and a quarter cups": 2.25
         whole = int(m[1]) if m[1].isdigit() else _NUMBER_WORDS[m[1]]
-        share = FRACTIONS[m[2]] if m[2] in FRACTIONS else FRACTIONS[m[2].removeprefix("a ")]
+        share = fraction_value(m[2])
         suffix = m[3]
         _add_readings(found, whole + share, suffix, m[0] if _qualifies(suffix) else m[0][: m.end(2) - m.start()])
     return found
@@ -243,7 +243,7 @@ def numbers_in(text: str) -> dict[int | float, str]:
 #: A whole number and a fraction ("two and a quarter", "3 and a half", "one and three quarters"),
 #: normalised, with the word after it (a unit).
 _AND_A_FRACTION = re.compile(
-    rf"(?<!\S)(\d{{1,6}}|{'|'.join(_NUMBER_WORDS)}) and ({'|'.join(sorted(['a half', *FRACTIONS], key=len, reverse=True))})(?!\S)(?: (\S+))?"
+    rf"(?<!\S)(\d{{1,6}}|{'|'.join(_NUMBER_WORDS)}) and ({AND_FRACTIONS})(?!\S)(?: (\S+))?"
 )
 
 
@@ -492,14 +492,15 @@ def _date_forms(d: date, today: date) -> list[str]:
     return forms + _weekday_of_month(d, today) + _relative_forms(d, today)
 
 
-_ORDINALS = {1: "first|1 st", 2: "second|2 nd", 3: "third|3 rd", 4: "fourth|4 th", 5: "fifth|5 th"}
+#: The nth weekday of a month as said, normalised ("the 1st monday", "the second friday").
+ORDINALS = {1: "first|1 st", 2: "second|2 nd", 3: "third|3 rd", 4: "fourth|4 th", 5: "fifth|5 th"}
 
 
 def _weekday_of_month(d: date, today: date) -> list[str]:
     """"the 2nd friday of next month", "the last Monday in May": the day as the nth (or last) of
     its weekday in a month named, or in this or next month."""
     weekday = _WEEKDAYS[d.weekday()]
-    nth = [_ORDINALS[(d.day - 1) // 7 + 1]] + (["last"] if d.day + 7 > calendar.monthrange(d.year, d.month)[1] else [])
+    nth = [ORDINALS[(d.day - 1) // 7 + 1]] + (["last"] if d.day + 7 > calendar.monthrange(d.year, d.month)[1] else [])
     months = ["(?:" + "|".join(_MONTHS[d.month - 1]) + rf")(?: {d.year})?"]
     if today.year * 12 + today.month + 1 == d.year * 12 + d.month:
         months.append("next month")

@@ -45,6 +45,7 @@ from guard.normalise import (
     normalise_text,
     number_words,
     numbers_in,
+    ORDINALS,
     parse_number,
     parse_temporal,
     temporal_patterns,
@@ -220,7 +221,6 @@ _INTERVAL_MOVE = re.compile(
     r"\b(up|down|raise[ds]?|lower(?:ed|s)?|by)\s+(?:(?:a|an|one)\s+|(\d+|two|three|four)\s+)?"
     rf"({'|'.join(sorted(map(re.escape, INTERVAL_SEMITONES), key=len, reverse=True))})s?\b"
 )
-_COUNTS = {"two": 2, "three": 3, "four": 4}
 
 
 def _interval_semitones(value: object, ctx: Context) -> Derivation | None:
@@ -233,7 +233,7 @@ def _interval_semitones(value: object, ctx: Context) -> Derivation | None:
         return None
     for index, text in ctx.normalised:
         for m in _INTERVAL_MOVE.finditer(text[:_READ]):
-            count = int(m[2]) if m[2] and m[2].isdigit() else _COUNTS.get(m[2] or "", 1)
+            count = parse_number(m[2]) if m[2] else 1
             steps = count * INTERVAL_SEMITONES[m[3]]
             if m[1].startswith(("down", "lower")):
                 steps = -steps
@@ -1542,7 +1542,6 @@ _FREQ_SAID = {
 #: ``INTERVAL`` as said: every other week or day is 2.
 _INTERVAL_SAID = {2: r"every (?:other|second|2|two)\b|biweekly|fortnightly", 3: r"every (?:3|three|third)\b"}
 _RRULE_DAYS = dict(zip(("MO", "TU", "WE", "TH", "FR", "SA", "SU"), WEEKDAYS))
-_ORDINAL_SAID = {1: "first|1st", 2: "second|2nd", 3: "third|3rd", 4: "fourth|4th", -1: "last"}
 
 
 def _recurrence_rule(value: object, ctx: Context) -> Derivation | None:
@@ -1591,7 +1590,7 @@ def _rrule_day_said(day: str, said: str) -> bool:
     name = _RRULE_DAYS[m[2]]
     forms = "|".join((name, *WEEKDAY_SHORT[name]))
     if m[1]:
-        order = _ORDINAL_SAID.get(int(m[1]))
+        order = "last" if int(m[1]) == -1 else ORDINALS.get(int(m[1]))
         return order is not None and re.search(rf" (?:{order}) (?:{forms})s? ", said) is not None
     group = "weekdays|every weekday|workdays" if m[2] not in ("SA", "SU") else "weekends|every weekend"
     return re.search(rf" (?:{forms})s? ", said) is not None or re.search(rf" (?:{group}) ", said) is not None

@@ -56,7 +56,7 @@ import pycountry
 import simpleeval
 
 from guard.checks.places import country_said, warm as _warm_places
-from guard.lexicon import DATE_LANGUAGES, FRACTIONS, SCRIPT_LANGUAGES, STOPWORDS, unspaced
+from guard.lexicon import AND_FRACTIONS, DATE_LANGUAGES, FRACTIONS, SCRIPT_LANGUAGES, STOPWORDS, fraction_value, unspaced
 from guard.normalise import SCIENTIFIC, normalise_text, number_words, numbers_in, parse_number, superscript_powers
 from guard.text import quoted_pattern, quoted_text
 
@@ -120,9 +120,13 @@ _NUMBER_WORD = re.compile(
 )
 #: Words that count one of a unit, or half of one: "an hour", "a mile", "half an hour".
 _ARTICLES = {"a": 1, "an": 1, "half a": 0.5, "half an": 0.5}
-#: One and a half of a unit, said the two ways people say it: "an hour and a half", "two and a
-#: half miles", "1 and a half cups".
-_AND_A_HALF = re.compile(r"\b(an?|one|two|three|four|five|six|seven|eight|nine|ten|\d{1,3})(?:\s+([^\W\d_]+))?\s+and\s+a\s+half(?:\s+([^\W\d_]+))?", re.IGNORECASE)
+#: A whole number and a fraction of a unit, said the two ways people say it: "an hour and a
+#: half", "two and a half miles", "1 and a quarter cups" (``lexicon.AND_FRACTIONS``).
+_SPACED_FRACTIONS = AND_FRACTIONS.replace(" ", r"\s+")
+_AND_A_FRACTION = re.compile(
+    rf"\b(an?|one|two|three|four|five|six|seven|eight|nine|ten|\d{{1,3}})(?:\s+([^\W\d_]+))?\s+and\s+({_SPACED_FRACTIONS})(?:\s+([^\W\d_]+))?",
+    re.IGNORECASE,
+)
 #: A share of one unit: "a quarter of a minute", "three quarters of an hour", "half of a mile".
 _SHARE_OF = re.compile(rf"\b({'|'.join(sorted(FRACTIONS, key=len, reverse=True))})\s+of\s+an?\s+([^\W\d_]+)", re.IGNORECASE)
 #: Units that are themselves a count of a smaller one, so "a decade" is always ten years (where
@@ -216,11 +220,11 @@ def _read_quantities(text: str, keep_articles: bool = False) -> tuple[Quantity, 
         if float(m[2]) < 12:
             found.append(Quantity(int(m[1]) * 12 + float(m[2]), _registry().inch, m[0], m.start(), m.end()))
     halves = []
-    for m in itertools.islice(_AND_A_HALF.finditer(text), 16):
+    for m in itertools.islice(_AND_A_FRACTION.finditer(text), 16):
         number = 1 if m[1].casefold() in ("a", "an") else parse_number(m[1].casefold())
-        unit = next((u for w in (m[2], m[3]) if w and (u := unit_of(w)) is not None), None)
+        unit = next((u for w in (m[2], m[4]) if w and (u := unit_of(w)) is not None), None)
         if isinstance(number, (int, float)) and unit is not None:
-            halves.append(Quantity(number + 0.5, unit, m[0], m.start(), m.end()))
+            halves.append(Quantity(number + fraction_value(m[3]), unit, m[0], m.start(), m.end()))
     words = list(_WORD.finditer(text)) if _NUMBER_WORD.search(text) else []
     articles: set[int] = set()  # "an hour": one only as part of a compound ("an hour and five minutes")
     i = 0

@@ -28,7 +28,7 @@ from guard.checks.measures import in_order
 from guard.checks.programs import StringPart, added_lines, python_strings
 from guard.checks.relevance import stem
 from guard.lexicon import (
-    AFTER_NOON_WORDS, DAY_PARTS, GRAMMAR_WORDS, MONTH_NUMBER, MONTHS, PROJECT_FILES, PROJECT_FOLDERS, PROSE_CAPITALS, SEARCH_KEYWORDS, STOPWORDS, TEST_FILE, WEEKDAY_SHORT, WEEKDAYS, file_languages, foreign_day_words, foreign_duration_words, foreign_month_number,
+    AFTER_NOON_WORDS, DAY_PARTS, GRAMMAR_WORDS, MONTH_NUMBER, MONTHS, PROJECT_FILES, PROJECT_FOLDERS, PROSE_CAPITALS, SEARCH_KEYWORDS, STOPWORDS, TEST_FILE, WEEKDAY_ABBREVIATIONS, WEEKDAY_SHORT, WEEKDAYS, file_languages, foreign_day_words, foreign_duration_words, foreign_month_number,
     unspaced,
 )
 from guard.normalise import named_days_in, normalise_text, number_key, parse_temporal, temporal_patterns
@@ -274,7 +274,7 @@ def risk_of(
 
 #: Words that name a weekday or a part of a day ("wed", "evening"); "today", "tmrw" are ``normalise.named_days_in``'s.
 _DAY_WORDS = frozenset(
-    {*WEEKDAYS, *(s for forms in WEEKDAY_SHORT.values() for s in forms), *DAY_PARTS, *(AFTER_NOON_WORDS - {"pm"}),
+    {*WEEKDAYS, *WEEKDAY_ABBREVIATIONS, *DAY_PARTS, *(AFTER_NOON_WORDS - {"pm"}),
      "weekend", "eod", "eow"}
 )
 #: A span from now, or a week or month named relative to this one: "in 2 hours", "in an hour", "next week".
@@ -336,7 +336,7 @@ def _days_named(text: str, tokens: list[str], today: date) -> Iterator[range | s
     words = set(tokens)
     if exact := named_days_in(text):  # "tomorrow", "tmrw", "the day after tomorrow": normalise's one table
         yield {today + timedelta(days=n) for n in exact}
-    if words & (set(WEEKDAYS) | _SHORT_DAYS | {"weekend"}) or any(words & v for v in foreign_day_words().values()):
+    if words & (set(WEEKDAYS) | set(WEEKDAY_ABBREVIATIONS) | {"weekend"}) or any(words & v for v in foreign_day_words().values()):
         yield _DayRange(today - timedelta(days=7), today + timedelta(days=8))  # a weekday, in this language or another
     if words & set(DAY_PARTS) or words & (AFTER_NOON_WORDS - {"pm"}) or _RELATIVE_SPAN.search(text) or any(
         a.isdigit() and b in _duration_words() for a, b in zip(tokens, tokens[1:])
@@ -353,9 +353,6 @@ class _DayRange:
 
     def __contains__(self, day: object) -> bool:
         return isinstance(day, date) and self.first <= day < self.end
-
-
-_SHORT_DAYS = frozenset(s for forms in WEEKDAY_SHORT.values() for s in forms)
 
 
 #: Where a sentence starts in a composed text (its first word is capitalised by grammar, not as a name).

@@ -1680,3 +1680,13 @@ def test_degrees_minutes_and_seconds_in_decimal_degrees(value: float, param: str
 )
 def test_an_icalendar_recurrence_rule_every_part_of_which_was_said(text: str, value: str, derived: bool) -> None:
     assert (derive(value, "rrule", [(0, text)]) is not None) is derived
+
+
+def test_a_recurrence_rules_order_in_the_month_as_people_write_it() -> None:
+    # "1st" normalises to "1 st": the ordinals of normalise's one table
+    assert derive("FREQ=MONTHLY;BYDAY=1MO", "rrule", [(0, "book club on the 1st monday of every month")]) is not None
+    assert derive("FREQ=MONTHLY;BYDAY=-1FR", "rrule", [(0, "payday is the last friday of every month")]) is not None
+    # everyday negatives: another order, the order on another weekday, no order said
+    assert derive("FREQ=MONTHLY;BYDAY=2MO", "rrule", [(0, "book club on the 1st monday of every month")]) is None
+    assert derive("FREQ=MONTHLY;BYDAY=-1TH", "rrule", [(0, "payday is the last friday of every month")]) is None
+    assert derive("FREQ=MONTHLY;BYDAY=1MO", "rrule", [(0, "book club on a monday every month")]) is None

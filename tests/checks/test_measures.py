@@ -716,3 +716,12 @@ def test_no_period_conversion_without_a_frequency() -> None:
 )
 def test_scientific_notation_and_powers_as_written_by_hand(text: str, value: float, param: str, derived: bool) -> None:
     assert (derive(value, param, said(text)) is not None) is derived
+
+
+def test_a_whole_number_and_a_fraction_of_a_unit() -> None:
+    assert [(q.magnitude, str(q.unit)) for q in quantities("about two and a quarter cups of flour")] == [(2.25, "cup")]
+    assert (2.75, "hour") in [(q.magnitude, str(q.unit)) for q in quantities("the drive is 2 hours and three quarters")]
+    # everyday negatives: a fraction of one unit alone, "half and half", a fraction after no number
+    assert 1.25 not in [q.magnitude for q in quantities("add a quarter cup of milk")]
+    assert not quantities("a splash of half and half")
+    assert 0.25 not in [q.magnitude for q in quantities("and a quarter of the cake went")]
