@@ -56,7 +56,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
@@ -544,14 +544,18 @@ class SemanticCaches:
     lexical: LRU[tuple[str, str], dict[str, float]]
     stacks: LRU[tuple[tuple[int, str, str], ...], _Stack]
     tools: LRU[str, _Tools]
+    #: the spans of each clause: a clause is embedded alone, so its spans are the same in whatever
+    #: message it stands ("Is there anything else I can help you with?" in many conversations)
+    clauses: LRU[str, _Spans] = field(default_factory=lambda: LRU(16_384, 64 * 2**20, _weight))
 
     @classmethod
     def new(cls, size: int = 4_096, max_bytes: int = 256 * 2**20) -> SemanticCaches:
         """``max_bytes`` bounds the vectors kept for messages' spans, and again for the stacks of
-        conversations (256 MiB each by default: the spans of some thousands of messages)."""
+        conversations (256 MiB each by default: the spans of some thousands of messages), and a
+        quarter of it those of clauses."""
         return cls(
             spans=LRU(size, max_bytes, _weight), lexical=LRU(size), stacks=LRU(32, max_bytes, _weight),
-            tools=LRU(64, max_bytes, _weight),
+            tools=LRU(64, max_bytes, _weight), clauses=LRU(4 * size, max_bytes // 4, _weight),
         )
 
 
@@ -651,6 +655,7 @@ class SemanticGuard:
         self.budget_ms = budget_ms
         shared = caches if caches is not None else SemanticCaches.new(cache_size)
         self._spans, self._lexical, self._stacks, self._tools = shared.spans, shared.lexical, shared.stacks, shared.tools
+        self._clauses = shared.clauses
         self.registry_encodes = 0  # registries embedded (a cache miss each)
         self.budget_skips = 0  # checks that gave the lexical verdict: over the latency budget
         self.lookups = 0  # messages and registries looked up in the caches (texts are counted by the embedder)
@@ -860,7 +865,9 @@ class SemanticGuard:
         if tuple(sources) in self._stacks:
             return []
         self._await((role, text) for _, role, text in sources)
-        return [c for _, role, text in sources if (role, text) not in self._spans for c in clauses(text)]
+        return list(dict.fromkeys(
+            c for _, role, text in sources if (role, text) not in self._spans for c in clauses(text) if c not in self._clauses
+        ))
 
     def _over_budget(self, texts: Sequence[str], count: bool = True) -> str | None:
         """Why embedding ``texts`` is skipped: its estimated cost (tokens times what a token costs
@@ -920,16 +927,20 @@ class SemanticGuard:
         if not todo and sentences:
             self.embedder.encode(list(sentences))
         if todo:
-            pieces = [(k, c) for k in todo for c in clauses(k[1])]
-            encoded = self._encode_spans([c for _, c in pieces], sentences)
-            per_message: dict[tuple[str, str], list[tuple[list[str], np.ndarray]]] = {k: [] for k in todo}
-            for (k, _), result in zip(pieces, encoded):
-                per_message[k].append(result)
-            for k, parts in per_message.items():
-                texts = [s for spans, _ in parts for s in spans]
-                vectors = [v for _, v in parts if len(v)]
-                matrix = np.vstack(vectors) if vectors else np.zeros((0, 1), dtype=np.float32)
-                entry = _Spans(tuple(texts), matrix, tuple(len(_WORD.findall(s)) for s in texts))
+            pieces = {k: clauses(k[1]) for k in todo}
+            known = {c: self._clauses.get(c) for c in dict.fromkeys(c for cs in pieces.values() for c in cs)}
+            missing = [c for c, hit in known.items() if hit is None]  # each new clause embedded once
+            if missing or sentences:
+                for c, (texts, vectors) in zip(missing, self._encode_spans(missing, sentences)):
+                    known[c] = _Spans(tuple(texts), vectors, tuple(len(_WORD.findall(s)) for s in texts))
+                    self._clauses.put(c, known[c])
+            for k, cs in pieces.items():
+                parts = [p for c in cs if (p := known[c]) is not None and p.texts]
+                if parts:
+                    entry = _Spans(tuple(t for p in parts for t in p.texts), np.vstack([p.vectors for p in parts]),
+                                   tuple(w for p in parts for w in p.words))
+                else:
+                    entry = _Spans((), np.zeros((0, 1), dtype=np.float32), ())
                 self._spans.put(k, entry)
             found = [self._spans.get(k) for k in keys]
         return [f if f is not None else _Spans((), np.zeros((0, 1), dtype=np.float32), ()) for f in found]

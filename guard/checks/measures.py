@@ -1729,10 +1729,15 @@ def difference_or_sum(value: object, ctx: Context) -> Derivation | None:
 
 def warm() -> None:
     """Load what the rules read on first use (pint's registry, CLDR currency names, ISO 3166-2,
-    the time zones, this year's holidays, phonenumbers' metadata): about a second, once per
-    process. A server calls it at start-up so that no request pays for it; ``Guard`` itself stays
-    lazy."""
-    from datetime import date
+    the time zones, this year's holidays, phonenumbers' metadata, the currency symbols of each
+    country, number words in the common languages and dateparser's readers of them): two to four
+    seconds, once per process. A server calls it at start-up so that no request pays for it;
+    ``Guard`` itself stays lazy."""
+    from datetime import date, datetime
+
+    from dateparser.search import search_dates
+
+    from guard.lexicon import foreign_date_words, foreign_duration_words, foreign_number_words
 
     _phonenumbers()
     _registry()
@@ -1748,6 +1753,12 @@ def warm() -> None:
     installed_zones()
     _holidays_of(date.today().year)
     _language_identifier()
+    home_currency_symbols()
+    for language in foreign_duration_words():
+        foreign_number_words(language)
+    _localised_countries()
+    for language, words in foreign_date_words().items():  # dateparser loads a language's data at its first search in it
+        search_dates(f"{min(words)} 3", languages=[language], settings={"RELATIVE_BASE": datetime(2000, 1, 1)})
 
 
 @_once

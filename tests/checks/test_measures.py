@@ -725,3 +725,27 @@ def test_a_whole_number_and_a_fraction_of_a_unit() -> None:
     assert 1.25 not in [q.magnitude for q in quantities("add a quarter cup of milk")]
     assert not quantities("a splash of half and half")
     assert 0.25 not in [q.magnitude for q in quantities("and a quarter of the cake went")]
+
+
+def test_warm_loads_what_a_first_decision_would_otherwise_pay_for():
+    """``measures.warm`` (a server's start-up, a benchmark's first line) builds the tables rules
+    read on first use, so that no request pays for them: the currency symbols of each country,
+    number words in the common languages, dateparser's data for each language it is asked about.
+    Run in a new process: in this one, other tests have loaded them already."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from guard.checks import measures\n"
+        "from guard import lexicon\n"
+        "assert 'dateparser.search' not in sys.modules and lexicon.foreign_number_words.cache_info().currsize == 0\n"
+        "measures.warm()\n"
+        "assert lexicon.foreign_number_words.cache_info().currsize == len(lexicon.foreign_duration_words())\n"
+        "from dateparser.languages.loader import default_loader\n"
+        "loaded = set(default_loader._loaded_languages)\n"
+        "assert set(lexicon.foreign_date_words()) <= loaded, set(lexicon.foreign_date_words()) - loaded\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

@@ -12,6 +12,7 @@ from tests.semantic._support import require, tool
 require()
 
 from guard.conversation import Conversation
+from guard.semantic import SemanticGuard, clauses
 from guard.engine import Guard
 from guard.taxonomy import Action, Category
 
@@ -125,3 +126,32 @@ def test_values_with_content_beside_pointer_words_are_still_embedded(semantic: A
     passes = semantic.embedder.forward_passes
     semantic.match_many([(value, "subject", "What it is about")], conv(("user", said)))
     assert semantic.embedder.forward_passes > passes
+
+
+def test_a_clause_said_before_in_another_message_is_not_embedded_again(semantic: Any) -> None:
+    """A clause is embedded alone, so its spans are the same in any message: the assistant's "Is
+    there anything else I can help you with?" ends many turns of many threads, and is embedded once."""
+    embedder = semantic.embedder
+    first = Conversation.from_messages([
+        {"role": "user", "content": "Remind me to water the ferns."},
+        {"role": "assistant", "content": "Done. Is there anything else I can help you with?"},
+        {"role": "user", "content": "No, thanks."},
+    ])
+    assert semantic.match("water the ferns", "content", "", first) is not None
+    passes = embedder.forward_passes
+    second = Conversation.from_messages([
+        {"role": "user", "content": "Book the dentist for Tuesday."},
+        {"role": "assistant", "content": "Booked. Is there anything else I can help you with? Is there anything else I can help you with?"},
+        {"role": "user", "content": "Yes: remind me to water the ferns."},
+    ])
+    found = semantic.match("water the ferns", "content", "", second)
+    # new: the clauses of "Book the dentist for Tuesday.", "Booked." and "Yes: remind me to water the
+    # ferns."; the question, said twice, was embedded with the first conversation
+    assert embedder.forward_passes - passes == len(clauses("Book the dentist for Tuesday.")) + len(clauses("Booked.")) + len(
+        clauses("Yes: remind me to water the ferns.")
+    )
+    assert found is not None and found.message_index == 2
+    # the same spans as a guard that never saw the first conversation
+    fresh = SemanticGuard(embedder)
+    again = fresh.match("water the ferns", "content", "", second)
+    assert again is not None and (again.span, again.score) == (found.span, found.score)
