@@ -50,9 +50,12 @@ ask_human, block) is a false one.
 - ``blind44.jsonl`` and ``blind46.jsonl`` (80 single calls each), ``blind45.jsonl`` (90 steps of
   15 trajectories) and ``blind47.jsonl`` (91 steps of 15 trajectories), written to the same
   briefs at the start of the next session (2026-11-29, from 460e7f5) and measured blind at
-  460e7f5 and at 8bc847d (int8 by default on a CPU with VNNI) before any case was read.
+  460e7f5 and at 8bc847d (int8 by default on a CPU with VNNI) before any case was read; then
+  ``blind48.jsonl`` (80 single calls) and ``blind49.jsonl`` (87 steps of 15 trajectories), written
+  mid-session and measured blind at 460e7f5 (rule / semantic interrupts 8/8 of 80 and 14/12 of
+  87) and at d739c03 (6 of 80 and 14 of 87 rule-only), read in the session after.
 
-    python -m guard_bench.everyday [--semantic] [--set blind23|...|blind47|tuned] [-v]
+    python -m guard_bench.everyday [--semantic] [--set blind23|...|blind49|tuned] [-v]
 """
 
 from __future__ import annotations
