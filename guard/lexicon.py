@@ -212,6 +212,37 @@ FRACTIONS: dict[str, float] = {
     "half": 1 / 2, "a third": 1 / 3, "one third": 1 / 3, "two thirds": 2 / 3, "a quarter": 1 / 4, "one quarter": 1 / 4,
     "three quarters": 3 / 4, "a fifth": 1 / 5, "one fifth": 1 / 5, "a tenth": 1 / 10, "one tenth": 1 / 10,
 }
+#: How far along something is, in words of its own ("lower the blinds halfway") and in the other
+#: common languages ("à moitié", "a la mitad", "zur Hälfte", "a metà", "pela metade").
+SHARE_WORDS: dict[str, float] = {
+    "halfway": 1 / 2, "half way": 1 / 2, "à moitié": 1 / 2, "moitié": 1 / 2, "mi hauteur": 1 / 2, "a la mitad": 1 / 2,
+    "mitad": 1 / 2, "zur hälfte": 1 / 2, "hälfte": 1 / 2, "halb": 1 / 2, "a metà": 1 / 2, "metà": 1 / 2,
+    "pela metade": 1 / 2, "metade": 1 / 2, "halverwege": 1 / 2, "un quart": 1 / 4, "un cuarto": 1 / 4,
+    "ein viertel": 1 / 4, "trois quarts": 3 / 4, "tres cuartos": 3 / 4, "drei viertel": 3 / 4,
+}
+
+#: The whites of lighting as lamps and smart bulbs are sold and set, and the colour temperatures
+#: (kelvin) lamps sold under each name have: "warm white" is 2,700-3,000 K on a bulb's box,
+#: "daylight" 5,000-6,500 K. In the common languages as their shops write them; Japanese by the
+#: JIS Z 9112 classes (電球色 2,600-3,250 K ... 昼光色 5,700-7,100 K). A plain "white" or "warm" is
+#: no named white.
+WHITE_LIGHT_KELVIN: dict[str, tuple[int, int]] = {
+    # English
+    "candlelight": (1800, 2200), "warm white": (2200, 3000), "soft white": (2500, 3000), "neutral white": (3500, 4500),
+    "natural white": (3500, 4500), "cool white": (4000, 5000), "cold white": (5000, 6500), "daylight": (5000, 6500),
+    # German, French, Spanish, Italian, Portuguese, Dutch
+    "warmweiß": (2200, 3000), "neutralweiß": (3500, 4500), "kaltweiß": (5000, 6500), "tageslichtweiß": (5000, 6500),
+    "tageslicht": (5000, 6500), "blanc chaud": (2200, 3000), "blanc neutre": (3500, 4500), "blanc froid": (4000, 6500),
+    "lumière du jour": (5000, 6500), "blanco cálido": (2200, 3000), "blanco neutro": (3500, 4500),
+    "blanco frío": (4000, 6500), "luz día": (5000, 6500), "luz de día": (5000, 6500), "bianco caldo": (2200, 3000),
+    "bianco naturale": (3500, 4500), "bianco neutro": (3500, 4500), "bianco freddo": (4000, 6500),
+    "luce diurna": (5000, 6500), "branco quente": (2200, 3000), "branco neutro": (3500, 4500), "branco frio": (4000, 6500),
+    "luz do dia": (5000, 6500), "warm wit": (2200, 3000), "neutraal wit": (3500, 4500), "koel wit": (4000, 5000),
+    "koud wit": (5000, 6500), "daglicht": (5000, 6500),
+    # Japanese (JIS), Chinese
+    "電球色": (2600, 3250), "温白色": (3250, 3800), "昼白色": (4600, 5500), "昼光色": (5700, 7100),
+    "暖白": (2700, 3500), "暖白光": (2700, 3500), "暖光": (2700, 3300), "冷白": (5500, 6500), "冷白光": (5500, 6500),
+}
 
 #: Musical intervals as people name them, in semitones ("up a minor third": 3, "down a whole
 #: step": -2, "up an octave": 12).

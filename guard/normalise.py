@@ -56,7 +56,7 @@ _RANGE_DASH = re.compile(
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 #: A dot between thousands, as most of Europe writes an amount of money: "1.400 €", "€ 2.500.000",
 #: "1.400 euros" (without the money, "1.400" may be one and four tenths).
-_DOT_THOUSANDS = re.compile(r"(?<=\d)\.(?=\d{3}(?:\.\d{3})*(?!\d)\s?(?:€|eur\b|euros?\b|zł|kč|kr\b|₺|r\$))|(?<=€\d)\.(?=\d{3}(?!\d))|(?<=€ \d)\.(?=\d{3}(?!\d))")
+_DOT_THOUSANDS = re.compile(r"(?<=\d)\.(?=\d{3}(?:\.\d{3})*(?!\d)\s?(?:€|eur\b|euros?\b|zł|kč|kr\b|₺|tl\b|₫|vnd\b|r\$))|(?<=€\d)\.(?=\d{3}(?!\d))|(?<=€ \d)\.(?=\d{3}(?!\d))")
 
 
 def normalise_text(s: str) -> str:
@@ -80,8 +80,20 @@ _SHORT_TEXTS = 16_384
 
 
 def _normalise(s: str) -> str:
-    s = s.replace("♭", "b")  # "B♭" is the note "Bb" (a sharp is punctuation either way: "F♯", "F#")
+    s = spaced_fractions(s.replace("♭", "b"))  # "B♭" is the note "Bb" (a sharp is punctuation either way: "F♯", "F#")
     return " ".join(_TOKEN.findall(_RANGE_DASH.sub(" to ", _THOUSANDS.sub("", _DOT_THOUSANDS.sub("", unicodedata.normalize("NFKC", s).casefold())))))
+
+
+#: The fractions Unicode writes in one character ("½", "¾", "⅛").
+_VULGAR = re.compile("[\u00bc-\u00be\u2150-\u215e]")
+
+
+def spaced_fractions(text: str) -> str:
+    """One-character fractions written out apart from a number before them: "2½" -> "2 1/2"
+    (NFKC alone writes "21⁄2": one number run into the next)."""
+    if not _VULGAR.search(text):
+        return text
+    return _VULGAR.sub(lambda m: " " + unicodedata.normalize("NFKC", m[0]).replace("\u2044", "/"), text)
 
 
 _normalise_short = lru_cache(maxsize=_SHORT_TEXTS)(_normalise)
@@ -198,7 +210,7 @@ def numbers_in(text: str) -> dict[int | float, str]:
     seconds; "3 km" -> 3000 m); "2 million" gives 2000000.
     """
     found: dict[int | float, str] = {}
-    folded = _DOT_THOUSANDS.sub("", unicodedata.normalize("NFKC", text).casefold())
+    folded = _DOT_THOUSANDS.sub("", unicodedata.normalize("NFKC", spaced_fractions(text)).casefold())
     if not _NUMBERISH.search(folded):
         return found
     for m in _DIGITS.finditer(folded):
@@ -219,6 +231,12 @@ def numbers_in(text: str) -> dict[int | float, str]:
     for m in itertools.islice(SCIENTIFIC.finditer(powers), 64):  # "1 × 10⁻⁴", "6.02 x 10^23", "3*10**-9"
         if (mantissa := _digits_value(m[1])) is not None and abs(exponent := int(m[2])) <= 308:
             _add_readings(found, mantissa * 10.0**exponent, None, m[0].casefold())
+    if "/" in folded:
+        for m in itertools.islice(_FRACTION.finditer(folded), 16):  # "2 1/4 cups": 2.25, "3/4 inch": 0.75
+            top, bottom = int(m["top"]), int(m["bottom"])
+            if 0 < top < bottom <= 16 and (m["whole"] or m["unit"]):
+                value = int(m["whole"] or 0) + top / bottom
+                _add_readings(found, round(value, 6), m["unit"], m[0].strip() if _qualifies(m["unit"]) else m[0][: m.end("bottom") - m.start()].strip())
     tokens = normalise_text(folded).split()
     i = 0
     while i < len(tokens):
@@ -240,6 +258,11 @@ def numbers_in(text: str) -> dict[int | float, str]:
     return found
 
 
+#: A fraction written with a slash, after a whole number ("2 1/4", "2-1/2") or before a word (a
+#: unit: "3/4 inch", "1/2 cup"); a date's "3/4" with no word after it is none.
+_FRACTION = re.compile(
+    r"(?<![\d.,/])(?:(?P<whole>\d{1,6})(?:\s+|-))?(?P<top>\d{1,2})/(?P<bottom>\d{1,2})(?![\d/])(?:\s*(?P<unit>[^\W\d_]+))?"
+)
 #: A whole number and a fraction ("two and a quarter", "3 and a half", "one and three quarters"),
 #: normalised, with the word after it (a unit).
 _AND_A_FRACTION = re.compile(

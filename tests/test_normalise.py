@@ -55,6 +55,8 @@ def test_an_amount_of_money_with_dots_between_thousands():
 
     assert normalise_text("máximo 1.400 € al mes") == "máximo 1400 al mes"
     assert 2_500_000 in numbers_in("presupuesto 2.500.000 €")
+    assert 2_500 in numbers_in("vadesiz hesabıma 2.500 TL aktar") and 45_000 in numbers_in("một tô phở 45.000₫")
+    assert 2.5 in numbers_in("2.5 TL")  # no thousands: a decimal point
     # everyday negatives: a version, a ratio and a decimal without money keep their dot a decimal point
     assert 1.4 in numbers_in("version 1.400 released")
     assert 1.4 in numbers_in("a ratio of 1.400 to 1")
@@ -467,3 +469,15 @@ def test_a_flat_written_as_its_sign_is_the_note_people_type_with_a_b() -> None:
     assert normalise_text("B Lydian") == "b lydian"
     assert normalise_text("F♯ minor") == normalise_text("F# minor") == "f minor"
     assert normalise_text("bebop in Bb") == "bebop in bb"
+
+
+def test_fractions_written_with_a_slash_or_in_one_character():
+    assert numbers_in("how much is 2 1/4 cups of flour")[2.25] == "2 1/4"
+    assert 2.5 in numbers_in("a 2-1/2 inch pipe") and 0.75 in numbers_in("a 3/4 inch drill bit")
+    assert 2.5 in numbers_in("2½ cups of milk") and 0.5 in numbers_in("½ tsp salt")
+    # "2½" is no 21 (NFKC alone writes "21⁄2"), to the numbers nor to the words
+    assert 21 not in numbers_in("2½ cups of milk") and normalise_text("2½ cups") == "2 1 2 cups"
+    # Everyday negatives: a date, a season, a screen's ratio (more on top than below) read no fraction
+    assert 0.75 not in numbers_in("let's meet on 3/4")
+    assert not {v for v in numbers_in("the 2024/25 season") if isinstance(v, float)}
+    assert 16 / 9 not in numbers_in("a 16/9 screen") and round(16 / 9, 6) not in numbers_in("a 16/9 screen")

@@ -37,7 +37,7 @@ from guard.checks import measures, places
 from guard.checks.relevance import stem
 from guard.conversation import clock as reference_clock, stated_date, stated_now, stated_today
 from guard.lexicon import (
-    AFTER_NOON_WORDS, DATE_LANGUAGES, INTERVAL_SEMITONES, LOWER_BOUND_WORDS, MONTH_NUMBER, MONTHS, STOPWORDS, UPPER_BOUND_WORDS, WEEKDAY_OR_SHORT_PATTERN, WEEKDAY_SHORT, WEEKDAYS, file_languages, foreign_date_words, foreign_duration_words,
+    AFTER_NOON_WORDS, DATE_LANGUAGES, INTERVAL_SEMITONES, LOWER_BOUND_WORDS, MONTH_NUMBER, MONTHS, STOPWORDS, UPPER_BOUND_WORDS, WEEKDAY_OR_SHORT_PATTERN, WEEKDAY_SHORT, WEEKDAYS, WHITE_LIGHT_KELVIN, file_languages, foreign_date_words, foreign_duration_words,
     foreign_month_number, foreign_number_words, relative_days, relative_periods, unspaced,
 )
 from guard.normalise import (
@@ -1934,13 +1934,28 @@ def _country(value: object, ctx: Context) -> Derivation | None:
     return said[0], f"{said[1]} -> {value}"
 
 
+def _cloud_region(value: object, ctx: Context) -> Derivation | None:
+    """``region: "eu-central-1"`` from "my ec2 boxes in frankfurt", ``"us-west-2"`` from "in
+    oregon": the code of the cloud region named for the place the user said
+    (``measures.cloud_regions``: AWS's own table), for a parameter named or described as a region."""
+    if not isinstance(value, str) or len(value) > 30 or not ("region" in ctx.words or "region" in ctx.description[:300].lower()):
+        return None
+    for place in measures.cloud_regions().get(value.strip().lower(), ()):
+        phrase = normalise_text(place)
+        if (index := next((i for i, text in ctx.normalised if _holds_phrase(text, phrase)), None)) is not None:
+            return index, f"{place} -> {value}"
+    return None
+
+
 def _place_with_country(value: object, ctx: Context) -> Derivation | None:
     """``destination: "New York, USA"`` from "a trip to New York", ``location: "San Francisco,
     CA"`` from "in San Francisco", ``pickup: "Andheri Station, Mumbai"`` from "Andheri station se
-    ...": a place the user named, with its country, its state, province or region
-    (``measures.is_region``) or its city (``places``: a city of that country, when one is named)
-    added after a comma. The first part must have been said (its words in one message, or one
-    word misspelt: "chcago"); every part other than a country, region or city too."""
+    ...", ``location: "Astoria, Queens, NY"`` from "2br in astoria": a place the user named, with
+    its country, its state, province or region (``measures.is_region``), its city (``places``: a
+    city of that country, when one is named) or the larger city or borough around it
+    (``places.encloses``) added after a comma. The first part must have been said (its words in
+    one message, or one word misspelt: "chcago"); every part other than a country, region or
+    city too."""
     if not isinstance(value, str) or "," not in value or len(value) > 160:
         return None
     parts = [p.strip() for p in value.split(",") if p.strip()]
@@ -1957,10 +1972,16 @@ def _place_with_country(value: object, ctx: Context) -> Derivation | None:
         return None  # "Seville, Colombia": a city of another country than the one written after it
     # a city after the place, when the place is no city itself ("Andheri Station, Mumbai"; not "New York, Boston")
     in_city = said[0][1] is not None and not head_cities
-    for p, index in said:
-        if index is None and not _qualifies_place(p) and not (in_city and _city_of(p, countries)):
+    for i, (p, index) in enumerate(said):
+        if index is None and not _qualifies_place(p) and not (in_city and _city_of(p, countries)) and not _holds_before(p, parts[:i]):
             return None
     return named[0], f"{parts[0]} with its country or region -> {value}"
+
+
+def _holds_before(part: str, before: list[str]) -> bool:
+    """Whether a part names a city that holds a place named before it: the borough or city of a
+    neighbourhood ("Astoria, Queens, NY", "Powai, Mumbai", "Shibuya, Tokyo"; ``places.encloses``)."""
+    return part[:1].isupper() and any(places.encloses(part, earlier) for earlier in before)
 
 
 def _place_part_said(part: str, ctx: Context) -> int | None:
@@ -2348,6 +2369,26 @@ def _colour_hex(value: object, ctx: Context) -> Derivation | None:
 
 
 
+#: A parameter's or description's words that say it holds a colour temperature in kelvin.
+_KELVIN = re.compile(r"\bkelvin\b|\bcolou?r[\s_-]*temp|\bcct\b|(?<![a-z])\d?k\b.*\btemp", re.IGNORECASE)
+
+
+def _named_white(value: object, ctx: Context) -> Derivation | None:
+    """``color_temp_kelvin: 2700`` from "lights to 30%, warm white", "warmweiß", "blanc chaud":
+    a white of lighting the user named by its name (``lexicon.WHITE_LIGHT_KELVIN``), as a colour
+    temperature within what lamps sold under that name have, for a parameter in kelvin."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 1000 <= value <= 10_000:
+        return None
+    if not (_KELVIN.search(ctx.param.replace("_", " ")) or _KELVIN.search(ctx.description[:300])):
+        return None
+    for name, (low, high) in WHITE_LIGHT_KELVIN.items():
+        if low <= value <= high:
+            phrase = normalise_text(name)
+            if (index := next((i for i, text in ctx.normalised if _holds_phrase(text, phrase)), None)) is not None:
+                return index, f"{name} -> {value} K"
+    return None
+
+
 def _names_colour(words: list[str], name: str) -> bool:
     """Whether normalised words name a colour: "light blue" or "lightblue"; "blue" on its own,
     not as part of "light blue"."""
@@ -2412,6 +2453,7 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _bracket,
     _gender,
     _country,
+    _cloud_region,
     _place_with_country,
     _city_named_otherwise,
     _misspelt_place,
@@ -2425,5 +2467,6 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _site_root,
     _place_before_name,
     _colour_hex,
+    _named_white,
     *measures.RULES,
 )

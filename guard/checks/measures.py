@@ -56,7 +56,7 @@ import pycountry
 import simpleeval
 
 from guard.checks.places import country_said, warm as _warm_places
-from guard.lexicon import AND_FRACTIONS, DATE_LANGUAGES, FRACTIONS, SCRIPT_LANGUAGES, STOPWORDS, fraction_value, unspaced
+from guard.lexicon import AND_FRACTIONS, DATE_LANGUAGES, FRACTIONS, SCRIPT_LANGUAGES, SHARE_WORDS, STOPWORDS, fraction_value, unspaced
 from guard.normalise import SCIENTIFIC, normalise_text, number_words, numbers_in, parse_number, superscript_powers
 from guard.text import quoted_pattern, quoted_text
 
@@ -545,6 +545,33 @@ _CONVENTIONAL_CURRENCIES = {"dollar": "USD", "dollars": "USD", "buck": "USD", "b
                             "pound": "GBP", "pounds": "GBP", "quid": "GBP", "sterling": "GBP"}
 
 
+#: The partitions of AWS anyone may use: the commercial regions and China's.
+_PUBLIC_CLOUD_PARTITIONS = ("aws", "aws-cn")
+
+
+@_once
+def cloud_regions() -> dict[str, tuple[str, ...]]:
+    """Each AWS region's code -> the place its name says, as people say it ("eu-central-1":
+    Frankfurt, "us-west-2": Oregon, "us-east-1": N. Virginia, Northern Virginia, Virginia), from
+    botocore's own table of endpoints; a region named for no place ("Canada (Central)") has none."""
+    from botocore.loaders import Loader
+
+    out: dict[str, tuple[str, ...]] = {}
+    for partition in Loader().load_data("endpoints").get("partitions", ()):
+        if partition.get("partition") not in _PUBLIC_CLOUD_PARTITIONS:
+            continue
+        for code, region in partition.get("regions", {}).items():
+            m = re.search(r"\(([^()]+)\)", str(region.get("description") or ""))
+            place = m[1].strip() if m else ""
+            if not place or place.casefold() in ("central", "east", "west", "north", "south"):
+                continue
+            forms = [place]
+            if place.startswith("N. "):  # "N. Virginia", "N. California"
+                forms += [f"Northern {place[3:]}", place[3:]]
+            out[code] = tuple(forms)
+    return out
+
+
 @_once
 def currency_symbols() -> dict[str, str]:
     """A currency sign written before an amount -> its ISO 4217 code, from CLDR's English symbols
@@ -633,25 +660,29 @@ def currency_name(value: object, ctx: Context) -> Derivation | None:
 # --- minor currency units ------------------------------------------------------------------------
 
 #: A description or name that says an amount is counted in a currency's minor unit (Stripe's
-#: "amount in cents", "the smallest currency unit").
+#: "amount in cents", "the smallest currency unit"), or in thousandths of a unit (YNAB's
+#: "milliunits (1000 = 1.00)"), with how many of them make one unit.
 _MINOR_UNIT = re.compile(r"\b(?:cents?|pence|smallest currency unit|minor units?|lowest denomination)\b", re.IGNORECASE)
+_MILLI_UNIT = re.compile(r"\bmilli-?units?\b|\bthousandths\b|\b1,?000 = 1(?:\.0+)?\b", re.IGNORECASE)
 _MONEY = re.compile(r"[$€£¥]\s*\d|\d\s*(?:[$€£¥]|usd|eur|gbp|dollars?|euros?|pounds?|bucks?|quid)\b|\b(?:dollars?|euros?|pounds?|bucks?)\b", re.IGNORECASE)
 
 
 def minor_units(value: object, ctx: Context) -> Derivation | None:
-    """``amount: 2550`` from "refund $25.50", where the amount is counted in cents: a sum of money
-    the user said, times 100."""
+    """``amount: 2550`` from "refund $25.50", where the amount is counted in cents, ``amount:
+    150000`` from "move 150 bucks" in milliunits: a sum of money the user said, times 100 or 1000."""
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         return None
-    if not _MINOR_UNIT.search(" ".join(ctx.words) + " " + ctx.description[:300]):
+    described = " ".join(ctx.words) + " " + ctx.description[:300]
+    scale, unit = (1000, "milliunits") if _MILLI_UNIT.search(described) else (100, "cents") if _MINOR_UNIT.search(described) else (0, "")
+    if not scale:
         return None
     for index, text in ctx.said:
         text = text[:_CACHED_TEXT]
         if not _MONEY.search(text):
             continue
         for number, written in numbers_in(text).items():
-            if isinstance(number, (int, float)) and abs(number * 100 - value) < 0.5:
-                return index, f"{written} -> {value} (cents)"
+            if isinstance(number, (int, float)) and abs(number * scale - value) < 0.5:
+                return index, f"{written} -> {value} ({unit})"
     return None
 
 
@@ -1757,6 +1788,7 @@ def warm() -> None:
     for language in foreign_duration_words():
         foreign_number_words(language)
     _localised_countries()
+    cloud_regions()
     for language, words in foreign_date_words().items():  # dateparser loads a language's data at its first search in it
         search_dates(f"{min(words)} 3", languages=[language], settings={"RELATIVE_BASE": datetime(2000, 1, 1)})
 
@@ -1808,20 +1840,29 @@ def _to_significant_digits(value: float | int, exact: float) -> bool:
     return rounds_to(value, exact) or float(f"{exact:.{max(len(mantissa), 1)}g}") == float(value)
 
 
-#: A description that says a value is a share of 100: "0-100", "percent", "%".
-_PERCENT_SCALE = re.compile(r"\b0\s*(?:-|–|to)\s*100\b|\bpercent(?:age)?\b|%", re.IGNORECASE)
+#: A description that says a value is a share of 100: "0-100", "0 = closed, 100 = open",
+#: "percent", "%".
+_PERCENT_SCALE = re.compile(r"\b0\s*(?:-|–|to)\s*100\b|\b0\s*=.{1,40}\b100\s*=|\bpercent(?:age)?\b|%", re.IGNORECASE)
+#: What follows a fraction when it is no share of the scale: "half past six", "half an hour",
+#: "half of the shirts" ("half off" and "half price" are a share: 50% off).
+_NO_SHARE_AFTER = re.compile(r"(?:past|an?|hours?|of|time)\b")
+#: The words for a share, normalised: ``lexicon.FRACTIONS`` and ``SHARE_WORDS`` ("halfway", "à moitié").
+_SHARES = tuple((normalise_text(w), share) for w, share in (*FRACTIONS.items(), *SHARE_WORDS.items()))
 
 
 def fraction_of_scale(value: object, ctx: Context) -> Derivation | None:
     """``brightness: 33`` (0-100) from "dim it to about a third", ``volume: 50`` from "half
-    volume": a fraction the user said, as a share of 100, to the nearest whole number or so."""
+    volume", ``position: 50`` from "lower the blinds halfway" or "à moitié": a fraction the user
+    said, as a share of 100, to the nearest whole number or so."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 100:
         return None
     if not (_PERCENT_SCALE.search(ctx.description[:300]) or {"percent", "percentage", "pct"} & set(ctx.words)):
         return None
     for index, text in ctx.normalised:
-        for said, share in FRACTIONS.items():
-            if f" {said} " in text[:_CACHED_TEXT] and abs(value - 100 * share) <= 1:
+        for said, share in _SHARES:
+            if abs(value - 100 * share) > 1 or (at := text.find(f" {said} ", 0, _CACHED_TEXT)) < 0:
+                continue
+            if not _NO_SHARE_AFTER.match(text, at + len(said) + 2):
                 return index, f"{said} -> {value}"
     return None
 

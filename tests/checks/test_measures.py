@@ -586,6 +586,14 @@ def test_a_fraction_the_user_said_as_a_share_of_a_hundred() -> None:
     assert derive(33, "brightness", said("dim the living room lights to about a third"), description="Lux") is None
     assert derive(40, "brightness", said("dim the living room lights to about a third"), description="0-100") is None
     assert derive(33, "brightness", said("dim the living room lights"), description="0-100") is None
+    # a share in words of its own or another language, a scale said by its ends
+    assert derive(50, "position", said("lower the bedroom blinds halfway"), description="0 = closed, 100 = open") is not None
+    assert derive(50, "position", said("Baisse les volets de la chambre à moitié stp"), description="0-100") is not None
+    assert derive(50, "discount_percent", said("everything in the window is half off")) is not None
+    # Everyday negatives: a half that is no share of the scale (a time, a duration, a count)
+    assert derive(50, "volume_percent", said("wake me at half past six")) is None
+    assert derive(50, "volume_percent", said("lower it for half an hour")) is None
+    assert derive(50, "discount_percent", said("half of the shirts are on sale")) is None
 
 
 def test_a_lookups_language_is_the_one_the_user_writes_in() -> None:

@@ -41,3 +41,15 @@ def test_the_index_is_built_once_when_two_threads_ask_first():
     for t in threads:
         t.join()
     assert len(seen) == 2 and seen[0] is seen[1]
+
+
+def test_a_neighbourhood_is_held_by_the_larger_city_around_it():
+    """``places.encloses``: the same country, three times the people or more, within 40 km."""
+    assert places.encloses("Queens", "Astoria") and places.encloses("Mumbai", "Powai") and places.encloses("Tokyo", "Shibuya")
+    # Everyday negatives: a town of the same state far away; neighbours of a size; the other way
+    # round; a name that is no city
+    assert not places.encloses("Chicago", "Springfield")
+    assert not places.encloses("San Francisco", "Oakland") and not places.encloses("Queens", "Brooklyn")
+    assert not places.encloses("Astoria", "Queens")
+    assert not places.encloses("Downtown", "Astoria") and not places.encloses("Queens", "x" * 500)
+
