@@ -262,6 +262,7 @@ def semantic_costs(results: Sequence[Any]) -> dict[str, Any]:
     return {
         "decisions": len(costs),
         "backend": next((c["backend"] for c in costs if c.get("backend")), None),  # how the model ran: onnx, onnx-int8, torch
+        "threads": next((c["threads"] for c in costs if c.get("threads")), None),  # onnxruntime's threads for the model
         "passes_per_decision": spread("passes"),
         "texts_per_decision": spread("texts"),
         "tokens_per_decision": spread("tokens"),

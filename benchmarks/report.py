@@ -217,8 +217,11 @@ def recovery_text(rec: Mapping[str, Any]) -> str:
 
 def model_note(res: Mapping[str, Any]) -> str:
     """How the embedding model ran (" (model: onnx-int8)"), for a run with embeddings."""
-    backend = (res.get("semantic") or {}).get("backend")
-    return f" (model: {backend})" if backend else ""
+    semantic = res.get("semantic") or {}
+    backend, threads = semantic.get("backend"), semantic.get("threads")
+    if not backend:
+        return ""
+    return f" (model: {backend}, {threads} thread{'s' if threads != 1 else ''})" if threads else f" (model: {backend})"
 
 
 def latency_note(res: Mapping[str, Any]) -> str:

@@ -192,7 +192,8 @@ def _run(case: Case, policy: Policy, agents: AgentSource, result: CaseResult, se
     first = _first_decision(guard.log, case)
     if first is not None and id(first) in guard.semantic_costs:
         result.semantic = {**guard.semantic_costs[id(first)], "setup": guard.setup_cost,
-                           "backend": getattr(getattr(semantic, "embedder", None), "backend", None)}
+                           "backend": getattr(getattr(semantic, "embedder", None), "backend", None),
+                           "threads": getattr(getattr(semantic, "embedder", None), "threads", None)}
         if guard.warmups:  # the warm-up of the model's turn before the decision (the first turn's)
             result.semantic["warm"] = {k: round(v, 3) for k, v in guard.warmups[0].items()}
     result.judge = [j for d in guard.log for j in d.judgements]

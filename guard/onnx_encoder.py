@@ -172,6 +172,7 @@ class OnnxEmbedder:
         self._tokenizer.enable_truncation(max_tokens)
         self.model_path = str(folder / _FILES[variant])
         self.variant = variant
+        self.threads = threads
         self.backend = "onnx-int8" if variant == "int8" else "onnx"  # checks.semantic.backend's name for it
         self.max_tokens = max_tokens
         self.dim = int(json.loads((folder / "config.json").read_text()).get("hidden_size", 384))

@@ -1604,6 +1604,34 @@ def int8_dot_product() -> bool:
     return bool(flags & _INT8_DOT_FLAGS)
 
 
+#: The model's threads by default (``checks.semantic.threads`` unset): two where the process may
+#: run on two cores or more. The span pass over a long dialogue (300 tokens, ~30 ms on one core of
+#: a 2-core AMD EPYC in int8) is the tail of a decision's latency; on two it takes ~20 ms, and a
+#: pass of a few tokens costs the same on either.
+DEFAULT_THREADS = 2
+
+
+#: Sets the default thread count (``guard serve --workers N`` shares the cores out among its workers).
+THREADS_ENV = "GUARD_SEMANTIC_THREADS"
+
+
+def available_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # no affinity on this platform
+        return os.cpu_count() or 1
+
+
+def default_threads() -> int:
+    """``$GUARD_SEMANTIC_THREADS``, else ``DEFAULT_THREADS`` or fewer where the process may run on
+    fewer cores. Under load two threads are slower than one (a pass waits for its slower half): a
+    server whose workers fill the cores gives each one."""
+    if (env := os.environ.get(THREADS_ENV, "").strip()).isdigit() and int(env) >= 1:
+        return min(int(env), 64)
+    return max(1, min(DEFAULT_THREADS, available_cores()))
+
+
 @lru_cache(maxsize=8)
 def _embedder(model: str | None, backend: str | None = None, threads: int = 1) -> Embedder:
     """The model once per process (per name, backend and thread count)."""
@@ -1631,5 +1659,5 @@ def semantic_for(config: SemanticConfig) -> SemanticGuard:
     fields = config.model_dump(exclude={"enabled", "model", "backend", "budget_ms", "threads"})
     backend = getattr(config, "backend", None)
     caches = _shared_caches(config.model, config.max_span_words, backend)
-    embedder = _embedder(config.model, backend, getattr(config, "threads", 1))
+    embedder = _embedder(config.model, backend, getattr(config, "threads", None) or default_threads())
     return SemanticGuard(embedder, caches=caches, budget_ms=getattr(config, "budget_ms", None), **fields)

@@ -913,6 +913,21 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+#: ``guard.semantic.THREADS_ENV``, read there when a worker builds its model.
+_THREADS_ENV = "GUARD_SEMANTIC_THREADS"
+
+
+def _worker_threads(workers: int) -> int:
+    """The model's threads in each of ``workers`` worker processes: the cores shared out, at most
+    ``DEFAULT_THREADS`` each (two workers' thread pools on one core make each pass wait for its
+    slower half); 1 where the embedding checks are not installed (no model runs)."""
+    try:
+        from guard.semantic import DEFAULT_THREADS, available_cores
+    except ImportError:
+        return 1
+    return max(1, min(DEFAULT_THREADS, available_cores() // workers))
+
+
 def serve(
     host: str = "127.0.0.1",
     port: int = 8080,
@@ -945,10 +960,12 @@ def serve(
         _log.info("guard listening on %s (%d worker(s)); auth on: /v1/* needs the bearer token in %s", where, workers, TOKEN_ENV)
     else:
         _log.warning("guard listening on %s (%d worker(s)); auth OFF: /v1/* answers anyone (no %s)", where, workers, TOKEN_ENV)
-    saved = {name: os.environ.get(name) for name in (MULTIPROC_ENV, POLICY_ENV)}
+    saved = {name: os.environ.get(name) for name in (MULTIPROC_ENV, POLICY_ENV, _THREADS_ENV)}
     made = None
     if workers > 1 and not os.environ.get(MULTIPROC_ENV):
         made = os.environ[MULTIPROC_ENV] = tempfile.mkdtemp(prefix="guard-metrics-")
+    if workers > 1 and not os.environ.get(_THREADS_ENV):
+        os.environ[_THREADS_ENV] = str(_worker_threads(workers))
     if policy is not None:
         os.environ[POLICY_ENV] = str(Path(policy).resolve())
     try:

@@ -146,3 +146,7 @@ def test_the_semantic_runs_latency_names_the_backend_the_model_ran_on():
     lines = [line for line in section(page, "acebench").splitlines() if "guard latency" in line]
     assert lines[0].startswith("- rule:") and "(model:" not in lines[0]  # no model in a rule-only run
     assert lines[1].startswith("- semantic:") and lines[1].endswith("p99 2.00 ms (model: onnx-int8)")
+    semantic["suites"]["acebench"]["semantic"]["threads"] = 2
+    page = render(RULE, semantic, figures=FIGURES, notes=NOTES)
+    lines = [line for line in section(page, "acebench").splitlines() if "guard latency" in line]
+    assert lines[1].endswith("p99 2.00 ms (model: onnx-int8, 2 threads)")

@@ -125,10 +125,11 @@ def _cpuinfo(text: str) -> Any:
 
 
 def test_the_policys_thread_count_reaches_the_model_and_leaves_its_vectors_alone(onnx: OnnxEmbedder) -> None:
-    one = sem.semantic_for(Policy.model_validate({"checks": {"semantic": {"enabled": True, "backend": "onnx"}}}).checks.semantic)
+    one = sem.semantic_for(Policy.model_validate({"checks": {"semantic": {"enabled": True, "backend": "onnx", "threads": 1}}}).checks.semantic)
     two = sem.semantic_for(Policy.model_validate({"checks": {"semantic": {"enabled": True, "backend": "onnx", "threads": 2}}}).checks.semantic)
     assert one.embedder._session.get_session_options().intra_op_num_threads == 1
     assert two.embedder._session.get_session_options().intra_op_num_threads == 2
+    assert (one.embedder.threads, two.embedder.threads) == (1, 2)
     assert (two.embedder._forward(TEXTS) * onnx._forward(TEXTS)).sum(axis=1).min() > 0.99999
     with pytest.raises(ValueError):
         Policy.model_validate({"checks": {"semantic": {"threads": 0}}})
@@ -249,3 +250,29 @@ def test_the_selection_check_reads_each_part_of_a_request_once(onnx: OnnxEmbedde
     sem_part = np.clip((expected - semantic.relevance_floor) / (semantic.relevance_ceiling - semantic.relevance_floor), 0, 1)
     lex = np.array([sem._lexical_scores(semantic, texts[whole], registry).get(n, 0.0) for n in tools.names])
     assert np.allclose(rows[whole], semantic.semantic_weight * sem_part + (1 - semantic.semantic_weight) * lex, atol=1e-5)
+
+
+def test_by_default_the_model_takes_two_threads_where_the_process_has_two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long pass (a dialogue's clauses) is a decision's slowest part: two cores run it ~1.5x faster."""
+    monkeypatch.delenv(sem.THREADS_ENV, raising=False)
+    monkeypatch.setattr(sem.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    assert sem.default_threads() == 2
+    monkeypatch.setattr(sem.os, "sched_getaffinity", lambda pid: {3}, raising=False)
+    assert sem.default_threads() == 1  # a process pinned to one core
+    default = Policy.model_validate({"checks": {"semantic": {"enabled": True, "backend": "onnx"}}}).checks.semantic
+    assert default.threads is None
+    sem.semantic_for.cache_clear()  # a guard made earlier in this process kept the thread count of its making
+    assert sem.semantic_for(default).embedder._session.get_session_options().intra_op_num_threads == 1
+    sem.semantic_for.cache_clear()
+    monkeypatch.setenv(sem.THREADS_ENV, "3")
+    assert sem.default_threads() == 3
+    monkeypatch.setenv(sem.THREADS_ENV, "none")  # not a count: the default
+    assert sem.default_threads() == 1
+
+
+def test_served_workers_share_the_cores_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    from guard.service import _THREADS_ENV, _worker_threads
+
+    assert _THREADS_ENV == sem.THREADS_ENV
+    monkeypatch.setattr(sem.os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    assert (_worker_threads(2), _worker_threads(4), _worker_threads(8), _worker_threads(16)) == (2, 2, 1, 1)
