@@ -54,8 +54,16 @@ ask_human, block) is a false one.
   ``blind48.jsonl`` (80 single calls) and ``blind49.jsonl`` (87 steps of 15 trajectories), written
   mid-session and measured blind at 460e7f5 (rule / semantic interrupts 8/8 of 80 and 14/12 of
   87) and at d739c03 (6 of 80 and 14 of 87 rule-only), read in the session after.
+- ``blind50.jsonl``, ``blind52.jsonl`` and ``blind53.jsonl`` (80 single calls each),
+  ``blind51.jsonl`` and ``blind54.jsonl`` (94 steps of 15 trajectories each), written to the same
+  briefs in the next session (2026-11-29, from 7495a52) and measured blind at 7495a52 and at the
+  working tree of the moment, before any case of the set was read (blind50 and blind52 with the
+  first three rules of ee5ff29, whose other rules came from reading them; blind51, blind53 and
+  blind54 with all of ee5ff29's): rule-only / with embeddings, at 7495a52, blind50 14 / 13,
+  blind51 12 / 12, blind52 15 / 15, blind53 11 / 12, blind54 12 / 11; then 13 / 13, 12 / 12,
+  14 / 15, 11 / 12, 12 / 11.
 
-    python -m guard_bench.everyday [--semantic] [--set blind23|...|blind49|tuned] [-v]
+    python -m guard_bench.everyday [--semantic] [--set blind23|...|blind54|tuned] [-v]
 """
 
 from __future__ import annotations
