@@ -84,6 +84,14 @@ def _normalise(s: str) -> str:
     return " ".join(_TOKEN.findall(_RANGE_DASH.sub(" to ", _THOUSANDS.sub("", _DOT_THOUSANDS.sub("", unicodedata.normalize("NFKC", s).casefold())))))
 
 
+@lru_cache(maxsize=256)
+def unmarked(text: str) -> str:
+    """A text without the marks its letters carry ("thaï" -> "thai", "Umeå" -> "Umea"): how an
+    API or a table written in plain letters writes a name said with its accents. Only for
+    comparing with a text in plain letters: in other scripts marks are letters (Japanese が)."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
 #: The fractions Unicode writes in one character ("½", "¾", "⅛").
 _VULGAR = re.compile("[\u00bc-\u00be\u2150-\u215e]")
 
@@ -617,9 +625,11 @@ def _time_forms(t: time) -> list[str]:
         rf"0?{t.hour} h {t.minute:02d}",
     ]
     minutes = f" {t.minute:02d}" if t.minute else ""
-    # the start of a range whose end says am or pm: "from 8 to 11am", "2-3pm" (normalised "2 to 3 pm")
-    forms.append(rf"{h12}{minutes}(?= (?:to|until|till) \d{{1,2}}(?: \d\d)? {says}(?!\S))")
-    forms.append(rf"(?<=between ){h12}{minutes}(?= and \d{{1,2}}(?: \d\d)? {says}(?!\S))")  # "between 1 and 5pm"
+    # the start of a range whose end says am or pm: "from 8 to 11am", "2-3pm" (normalised "2 to 3
+    # pm"), "from 2:00 to 3:30 PM" (on the hour, with its zeros or without)
+    start = rf"{h12}{minutes or '(?: 00)?'}"
+    forms.append(rf"{start}(?= (?:to|until|till) \d{{1,2}}(?: \d\d)? {says}(?!\S))")
+    forms.append(rf"(?<=between ){start}(?= and \d{{1,2}}(?: \d\d)? {says}(?!\S))")  # "between 1 and 5pm"
     if (part := _DAY_PART.get(t.hour)) and not t.second:
         # the part of the day says am or pm: "tonight at 7:30", "this evening around 6", "between
         # nine and eleven in the morning"

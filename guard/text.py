@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 
 from guard.lexicon import STOPWORDS
@@ -95,12 +96,32 @@ def without_boilerplate(description: str, shared: frozenset[str]) -> str:
 QUOTED_TOKEN = re.compile(r"""['"`]([A-Za-z0-9_:.+-]{1,40})['"`]""")
 
 
+#: What separates the items of a list a description gives ("relative: today, yesterday, NdaysAgo").
+_LIST_BREAK = re.compile(r"\s*(?:[,;:()|/]|\bor\b)\s*")
+_LIST_TOKEN = re.compile(r"[A-Za-z0-9_]{1,40}")
+
+
+def listed_tokens(description: str) -> Iterator[str]:
+    """The tokens a description lists unquoted, three or more single words in a row between
+    commas, "or" and colons ("YYYY-MM-DD or relative: today, yesterday, NdaysAgo" lists relative,
+    today, yesterday and NdaysAgo; "the meeting's date, today or later" lists nothing)."""
+    run: list[str] = []
+    for item in [*_LIST_BREAK.split(description[:600]), ""]:
+        if _LIST_TOKEN.fullmatch(item):
+            run.append(item)
+            continue
+        if len(run) >= 3:
+            yield from run
+        run = []
+
+
 def described_literal(value: str, description: str) -> tuple[str, str | None] | None:
-    """Whether a description quotes ``value`` as a form the parameter takes: the token itself
-    ('yesterday'), or a template whose capital N stands for a number ('NdaysAgo' for "7daysAgo").
-    The quoted token, and the number the value puts for N (None for a token taken as it is)."""
-    for m in itertools.islice(QUOTED_TOKEN.finditer(description[:2_000]), 32):
-        token = m[1]
+    """Whether a description quotes ``value`` as a form the parameter takes, or lists it among
+    others (``listed_tokens``): the token itself ('yesterday'), or a template whose capital N
+    stands for a number ('NdaysAgo' for "7daysAgo"). The token, and the number the value puts for
+    N (None for a token taken as it is)."""
+    quoted = (m[1] for m in itertools.islice(QUOTED_TOKEN.finditer(description[:2_000]), 32))
+    for token in itertools.chain(quoted, listed_tokens(description)):
         if token == value:
             return token, None
         if "N" in token and token != "N" and (found := re.fullmatch(re.escape(token).replace("N", r"(\d{1,6})", 1), value)):

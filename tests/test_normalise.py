@@ -340,6 +340,8 @@ def test_relative_days_people_say(value, text, said):
         ("2024-12-25", "file vacation Dec 23-27 2024", False),  # a day inside it is not said
         # a range's start before its end's pm or month: "2-3pm", "21–25 July", the afternoon said once in Chinese
         ("14:00", "a 1:1 with Priya this Thursday 2-3pm", True),
+        ("14:00", "Can we meet Wednesday, November 20 from 2:00 to 3:30 PM ET?", True),  # on the hour, with its zeros
+        ("14:00", "Can we meet Wednesday from 2:00 to 3:30 AM?", False),
         ("2024-07-21", "leave from the 21st to the 25th of July", True),
         ("2024-07-21", "leave 21–25 July please", True),
         ("15:00", "2025年5月20日下午3点到4点", True),

@@ -61,3 +61,15 @@ def test_the_sentences_a_tool_catalogue_repeats_are_its_boilerplate() -> None:
     assert boilerplate(plain) == frozenset()
     assert boilerplate(rapid[:2]) == frozenset()
     assert without_boilerplate("This tool belongs to the Gorilla file system.", boilerplate(gorilla)) == "This tool belongs to the Gorilla file system."
+
+
+def test_a_description_that_lists_the_forms_a_parameter_takes():
+    from guard.text import described_literal, listed_tokens
+
+    described = "YYYY-MM-DD or relative: today, yesterday, NdaysAgo"
+    assert described_literal("yesterday", described) == ("yesterday", None)
+    assert described_literal("7daysAgo", described) == ("NdaysAgo", "7")
+    # Everyday negatives: two words are no list ("today or later", "asc or desc"), a sentence is none
+    assert list(listed_tokens("Date of the meeting, today or later")) == []
+    assert list(listed_tokens("The sort order: asc or desc")) == []
+    assert described_literal("today", "The day the meeting is held, today by default.") is None

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import calendar
 import itertools
+import mimetypes
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -42,7 +43,10 @@ from guard.lexicon import (
 )
 from guard.normalise import (
     WORD,
+    named_day,
+    named_days_in,
     normalise_text,
+    unmarked,
     number_words,
     numbers_in,
     ORDINALS,
@@ -629,15 +633,24 @@ def _year_span_of(m: re.Match[str]) -> tuple[int, int] | None:
     return (first, second) if first < second < first + 100 else None
 
 
+#: A span of two years in a row written with two digits each, as a season is: "the 22/23 season".
+_SHORT_YEAR_SPAN = re.compile(r"(?<![\d/.:-])(\d\d)\s*(?:/|-|–)\s*(\d\d)(?![\d/:-]|\.\d)")
+
+
 def _year_span(value: object, ctx: Context) -> Derivation | None:
-    """``season: "2019-20"`` from "the 2019-2020 season", ``"2019/2020"`` from "FY 2019-20": the
-    same span of years the user said, written the other way."""
+    """``season: "2019-20"`` from "the 2019-2020 season", ``"2019/2020"`` from "FY 2019-20",
+    ``"2022-2023"`` from "the 22/23 season": the same span of years the user said, written the
+    other way (two digits each only for two years in a row)."""
     m = _YEAR_SPAN.fullmatch(value.strip()) if isinstance(value, str) and len(value) <= 16 else None
     if m is None or (span := _year_span_of(m)) is None:
         return None
+    short = (span[0] % 100, span[1] % 100) if span[1] == span[0] + 1 else None
     for index, text in ctx.said:
         for found in itertools.islice(_YEAR_SPAN.finditer(text[:_READ]), _MAX_SPANS):
             if _year_span_of(found) == span:
+                return index, f"{found[0]} -> {value}"
+        for found in itertools.islice(_SHORT_YEAR_SPAN.finditer(text[:_READ]) if short else (), _MAX_SPANS):
+            if (int(found[1]), int(found[2])) == short:
                 return index, f"{found[0]} -> {value}"
     return None
 
@@ -675,6 +688,40 @@ def _stated_today(value: object, ctx: Context) -> Derivation | None:
         patterns = temporal_patterns(value.strip(), anchor)
         if patterns is not None and (found := patterns.search(said)):
             return index, f"{' '.join(f[0] for f in found)} from today {anchor.isoformat()} -> {value}"
+    return None
+
+
+def _later_day_of_a_said_month(value: object, ctx: Context) -> Derivation | None:
+    """``return_date: 2024-11-18`` from "on the 14th of next month, coming back the 18th", or from
+    "November 14th, back the 18th": a day said by its number alone after an earlier day of a
+    month in the same message, a later day of that month (its year the next such month from
+    the conversation's date)."""
+    day = date_value(value)
+    if day is None or not (todays := _todays(ctx)):
+        return None
+    names = "|".join(MONTHS[day.month - 1])
+    months = [rf"(?:{names})"]
+    if any(((t + relativedelta(months=1)).year, (t + relativedelta(months=1)).month) == (day.year, day.month) for t in todays):
+        months.append("of next month")
+    if any((t.year, t.month) == (day.year, day.month) for t in todays):
+        months.append("this month")
+    if not any(t <= day < t + relativedelta(months=12) for t in todays):
+        return None  # the next such month: within a year of the conversation's date
+    earlier = "|".join(str(d) for d in range(1, day.day))
+    if not earlier:
+        return None
+    month = "|".join(months)
+    pattern = re.compile(
+        rf"(?: (?:{month}) (?:the )?0?(?:{earlier})(?: (?:st|nd|rd|th))?| (?:the )?0?(?:{earlier})(?: (?:st|nd|rd|th))? (?:of )?(?:{month}))"
+        rf"(?: \S+){{0,8}}? the 0?{day.day}(?: (?:st|nd|rd|th))? "
+    )
+    for index, text in ctx.normalised:
+        if (found := pattern.search(text[:_READ])) is None:
+            continue
+        after = text[found.end() :].split(maxsplit=1)
+        if after and after[0] not in STOPWORDS and after[0] not in MONTH_NUMBER and not after[0].isdigit():
+            continue  # "the 18th floor": an ordinal of something else
+        return index, f"{found.group(0).strip()} -> {value}"
     return None
 
 
@@ -835,6 +882,45 @@ def _from_stated_now(value: object, ctx: Context) -> Derivation | None:
             if when == target and any(c.isdigit() for c in span):
                 return index, f"{clock} + {span!r} -> {value}"
     return None
+
+
+#: A media type as APIs take it ("application/pdf", "image/jpeg").
+_MEDIA_TYPE = re.compile(r"[a-z]+/[a-z0-9][a-z0-9.+-]{0,80}")
+
+
+def _media_type(value: object, ctx: Context) -> Derivation | None:
+    """``mime_type: "application/pdf"`` from "find all the PDFs", ``"image/jpeg"`` from "my jpgs":
+    the media type of a kind of file the user named by its extension (Python's ``mimetypes``
+    table), for a parameter named or described as a MIME or content type."""
+    if not isinstance(value, str) or not _MEDIA_TYPE.fullmatch(value.strip().lower()):
+        return None
+    if not ({"mime", "mimetype", "media", "content"} & set(ctx.words) or re.search(r"\bmime\b|\bmedia type\b|\bcontent[ -]type\b", ctx.description[:300], re.I)):
+        return None
+    for extension in mimetypes.guess_all_extensions(value.strip().lower()):
+        word = re.compile(rf" {re.escape(extension[1:])}s? ")
+        if (index := next((i for i, text in ctx.normalised if word.search(text)), None)) is not None:
+            return index, f"{extension[1:]} -> {value}"
+    return None
+
+
+def _written_without_marks(value: object, ctx: Context) -> Derivation | None:
+    """``cuisine: "thai"`` from "un truc thaï", ``city: "Sao Paulo"`` from "São Paulo": words the
+    user wrote with accents or other marks, written in plain letters as an API wants them. Only
+    for a value in plain ASCII: stripping marks from other scripts (Japanese が) changes letters."""
+    if not isinstance(value, str) or not 2 <= len(value) <= 60 or not value.isascii() or not any(c.isalpha() for c in value):
+        return None
+    words = normalise_text(value)
+    return next(((index, f"{value} (said with its marks)") for index, text in ctx.normalised
+                 if not text.isascii() and f" {words} " in unmarked(text)), None)
+
+
+def _named_day_as_typed(value: object, ctx: Context) -> Derivation | None:
+    """``due_string: "tomorrow"`` from "due tmrw", ``day: "yesterday"`` from "spent yday": a day named
+    relative to today, written as the user typed it otherwise ("tmrw", "tommorow", "yday"); the
+    same day, whatever the conversation's date (``normalise.named_days_in``)."""
+    if not isinstance(value, str) or len(value) > 40 or not named_day(value) or not (days := named_days_in(value)):
+        return None
+    return next(((index, f"{value} (the same day as said)") for index, text in ctx.said if days <= named_days_in(text)), None)
 
 
 def _day_in_another_language(value: object, ctx: Context) -> Derivation | None:
@@ -1206,6 +1292,31 @@ def _span_token(value: object, ctx: Context) -> Derivation | None:
             numbers = [str(n)] + ([number_words(n)] if n <= 99 else []) + (["a", "one", "last", "past"] if n == 1 else [])
             if any(f" {number} {unit}{'s' if n != 1 else ''} " in text for number in numbers):
                 return index, f"{n} {unit}{'s' if n != 1 else ''} -> {value}"
+    return None
+
+
+#: A search operator that bounds a query by a date, as mail and issue trackers write it:
+#: "after:2025/06/10", "before:2025-06-01", "since:2025-06-10".
+_DATE_OPERATOR = re.compile(r"(after|before|since|until|newer|older):(\d{4})[/-](\d{1,2})[/-](\d{1,2})", re.IGNORECASE)
+
+
+def _date_operator(value: object, ctx: Context) -> Derivation | None:
+    """``query: "after:2025/06/10"`` from "my inbox from this morning" on 10 June 2025, or from
+    "anything since June 10": a search operator with a date the user named, in its notation."""
+    m = _DATE_OPERATOR.fullmatch(value.strip()) if isinstance(value, str) else None
+    if m is None:
+        return None
+    try:
+        day = date(int(m[2]), int(m[3]), int(m[4]))
+    except ValueError:
+        return None
+    for today in _todays(ctx) or [None]:
+        patterns = temporal_patterns(day.isoformat(), today) if today is not None else None
+        for index, text in ctx.normalised:
+            if today is not None and (day - today).days in named_days_in(text):
+                return index, f"{m[1]}: the day named -> {value}"
+            if patterns is not None and patterns.date is not None and (found := patterns.date.search(text[:_READ])):
+                return index, f"{found[0].strip()} -> {value}"
     return None
 
 
@@ -2421,15 +2532,20 @@ _RULES: tuple[Callable[[object, Context], Derivation | None], ...] = (
     _month_day,
     _stated_today,
     _day_of_stated_month,
+    _later_day_of_a_said_month,
     _clock_number,
     _epoch_seconds,
     _from_stated_now,
+    _named_day_as_typed,
+    _written_without_marks,
+    _media_type,
     _day_in_another_language,
     _calendar_period,
     _part_of_year,
     _week_of,
     _units_ago,
     _span_token,
+    _date_operator,
     _stay_end,
     _payment_terms,
     _day_part_bound,

@@ -57,7 +57,7 @@ import simpleeval
 
 from guard.checks.places import country_said, warm as _warm_places
 from guard.lexicon import AND_FRACTIONS, DATE_LANGUAGES, FRACTIONS, SCRIPT_LANGUAGES, SHARE_WORDS, STOPWORDS, fraction_value, unspaced
-from guard.normalise import SCIENTIFIC, normalise_text, number_words, numbers_in, parse_number, superscript_powers
+from guard.normalise import SCIENTIFIC, normalise_text, number_words, numbers_in, parse_number, superscript_powers, unmarked
 from guard.text import quoted_pattern, quoted_text
 
 if TYPE_CHECKING:
@@ -915,8 +915,9 @@ def airport_code(value: object, ctx: Context) -> Derivation | None:
     if not words & _AIRPORT_WORDS:
         return None
     for index, text in ctx.normalised:
+        plain = unmarked(text) if not text.isascii() else text  # the table writes "Umea" for Umeå
         for name in _airports().get(value.strip(), ()):
-            if f" {name} " in text:
+            if f" {name} " in text or f" {name} " in plain:
                 return index, f"{name} -> {value}"
     return None
 

@@ -414,6 +414,8 @@ def test_relative_dates_from_a_today_the_user_wrote(value, param, text, derived)
         ("LGW", "destination", ["flights from JFK to Heathrow on September 18th"], False),  # Gatwick was not said
         ("SEA", "team_code", ["a flight to Seattle on Friday"], False),  # the parameter takes no airport
         ("BOS", "destination", ["a flight to Seattle on Friday"], False),
+        ("UME", "destination", ["Need a trip to Umeå: fly up Tuesday"], True),  # the table writes "Umea"
+        ("UME", "destination", ["Need a trip to Uppsala: fly up Tuesday"], False),
     ],
 )
 def test_everyday_amounts_codes_and_durations(value, param, said, derived):
@@ -1027,6 +1029,11 @@ def test_a_span_of_years_written_the_other_way() -> None:
     assert derive("2019-21", "season", said) is None
     assert derive("2019-20", "season", [(0, "compare the 2019 and 2020 budgets")]) is None
     assert derive("2019-20", "season", [(0, "call me at 555-2019-2020")]) is None
+    # two digits each, for two years in a row: "the 22/23 season"
+    assert derive("2022-2023", "season", [(0, "Haaland's Premier League numbers for the 22/23 season")]) is not None
+    assert derive("2022-2023", "season", [(0, "his numbers for the 23/24 season")]) is None
+    assert derive("2022-2024", "season", [(0, "his numbers for the 22/24 season")]) is None  # years apart: 22/24 says no span
+    assert derive("2022-2023", "season", [(0, "call 555-22-23 after five")]) is None
 
 
 def test_this_sat_is_a_saturday_and_sat_at_the_table_is_not() -> None:
@@ -1754,3 +1761,82 @@ def test_a_cloud_region_named_for_the_place_the_user_said(text, value):
 )
 def test_a_region_for_another_place_or_a_parameter_for_no_region_derives_nothing(text, value, param):
     assert derive(value, param, [(0, text)]) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "derived"),
+    [
+        ("tomorrow", "add buy cat litter to my todos, high prio, due tmrw", True),  # a day as the user typed it
+        ("yesterday", "what did I spend yday on coffee", True),
+        # everyday negatives: another day than the one typed; "the day after tomorrow" is no tomorrow; no day said
+        ("today", "add it to my todos, due tmrw", False),
+        ("tomorrow", "remind me the day after tomorrow", False),
+        ("tomorrow", "add buy cat litter to my todos", False),
+    ],
+)
+def test_a_day_named_relative_to_today_as_the_user_typed_it(value: str, text: str, derived: bool) -> None:
+    assert (derive(value, "due_string", [(0, text)]) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "derived"),
+    [
+        ("thai", "commande-moi un truc thaï pour ce soir", True),
+        ("Sao Paulo", "voo para São Paulo amanhã cedo", True),
+        ("Munchen", "zwei Tickets nach München bitte", True),
+        # everyday negatives: another word; the marks of another script (Japanese) are letters; a word not said
+        ("tai", "commande-moi un truc thaï", False),
+        ("ramen", "ラーメン食べたい", False),
+        ("thai", "un truc chinois pour ce soir", False),
+    ],
+)
+def test_a_word_said_with_marks_written_in_plain_letters(value: str, text: str, derived: bool) -> None:
+    assert (derive(value, "cuisine", [(0, text)]) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "param", "text", "derived"),
+    [
+        ("application/pdf", "mime_type", "find all the PDFs in my drive with invoice in the name", True),
+        ("image/jpeg", "content_type", "upload my jpgs from the trip", True),
+        ("text/csv", "mime_type", "export the table as a csv", True),
+        # everyday negatives: another kind of file; a kind named by no extension; no parameter for media types
+        ("image/png", "mime_type", "find all the PDFs in my drive", False),
+        ("application/pdf", "mime_type", "find my documents about the lease", False),
+        ("application/pdf", "folder", "find all the PDFs in my drive", False),
+    ],
+)
+def test_the_media_type_of_a_kind_of_file_named_by_its_extension(value: str, param: str, text: str, derived: bool) -> None:
+    assert (derive(value, param, [(0, text)]) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "derived"),
+    [
+        ("2024-11-18", "find me flights to boston on the 14th of next month, coming back the 18th", True),
+        ("2024-11-18", "flights to boston on November 14th, coming back the 18th", True),
+        # everyday negatives: another month; a floor, not a day; an earlier day; the day said before the month
+        ("2024-12-18", "flights to boston on November 14th, coming back the 18th", False),
+        ("2024-11-18", "a room on the 14th of next month, on the 18th floor", False),
+        ("2024-11-12", "flights on November 14th, coming back the 12th", False),
+        ("2024-11-18", "the 18th, or maybe November 14th", False),
+    ],
+)
+def test_a_later_day_of_a_month_said_before_it_in_the_message(value: str, text: str, derived: bool) -> None:
+    assert (derive(value, "return_date", [(0, text)], today=date(2024, 10, 2)) is not None) is derived
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "derived"),
+    [
+        ("after:2025/06/10", "Triage my inbox from this morning pls", True),  # today, on 10 June
+        ("after:2025/06/10", "anything since June 10 from Marco?", True),
+        ("before:2025/06/11", "emails sent before tomorrow", True),
+        # everyday negatives: another day; no day named; a date that is no date
+        ("after:2025/06/09", "Triage my inbox from this morning pls", False),
+        ("after:2025/06/10", "triage my inbox pls", False),
+        ("after:2025/02/30", "anything since this morning?", False),
+    ],
+)
+def test_a_search_operator_with_a_date_the_user_named(value: str, text: str, derived: bool) -> None:
+    assert (derive(value, "query", [(0, text)], today=date(2025, 6, 10)) is not None) is derived
