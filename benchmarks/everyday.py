@@ -57,9 +57,9 @@ ask_human, block) is a false one.
 - ``blind50.jsonl``, ``blind52.jsonl`` and ``blind53.jsonl`` (80 single calls each),
   ``blind51.jsonl`` and ``blind54.jsonl`` (94 steps of 15 trajectories each), written to the same
   briefs in the next session (2026-11-29, from 7495a52) and measured blind at 7495a52 and at the
-  working tree of the moment, before any case of the set was read (blind50 and blind52 with the
-  first three rules of ee5ff29, whose other rules came from reading them; blind51, blind53 and
-  blind54 with all of ee5ff29's): rule-only / with embeddings, at 7495a52, blind50 14 / 13,
+  working tree of the moment, before any case of the set was read (blind50, blind51 and blind52
+  with the first three rules of ee5ff29, whose other rules came from reading blind50 and blind52;
+  blind53 and blind54 with all of ee5ff29's): rule-only / with embeddings, at 7495a52, blind50 14 / 13,
   blind51 12 / 12, blind52 15 / 15, blind53 11 / 12, blind54 12 / 11; then 13 / 13, 12 / 12,
   14 / 15, 11 / 12, 12 / 11.
 
