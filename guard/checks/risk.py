@@ -448,8 +448,45 @@ def _facts_found(value: str, said: str, results: str = "") -> bool:
     clocks = list(itertools.islice(_CLOCK_TIME.finditer(value[:4_000]), 16))
     if not all(_clock_found(m, said, results) for m in clocks):
         return False
-    rest = _CLOCK_TIME.sub(" ", value[:4_000]) if clocks else value
+    rest = _CLOCK_TIME.sub(" ", value[:4_000]) if clocks else value[:4_000]
+    if _ROUNDED.search(rest):
+        pool = _numbers_of(said, results)
+        rest = _ROUNDED.sub(lambda m: " " if _rounds(m, pool) else m[0], rest, count=64)
     return all(_found(f, said, results) for f in dict.fromkeys(_facts(rest)))
+
+
+#: A number written rounded: after "~", "about", "roughly"... or with a scale ("713k", "4.3M").
+_ROUNDED = re.compile(
+    r"(?:(?P<about>~|≈|\b(?i:about|around|roughly|approximately|approx\.?|nearly|almost|over|under|some)\s)\s*)?"
+    r"(?<![\w.,])(?P<number>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,9}(?:\.\d+)?)"
+    r"(?:\s?(?P<scale>k|K|M|bn|B|thousand|million|billion)\b)?(?![\w%])"
+)
+_SCALES = {"k": 1e3, "K": 1e3, "thousand": 1e3, "M": 1e6, "million": 1e6, "bn": 1e9, "B": 1e9, "billion": 1e9}
+#: Numbers said or returned, as written ("713260", "1,187,432", "4.31").
+_PLAIN_NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.,])\d{1,15}(?:\.\d+)?")
+
+
+def _numbers_of(said: str, results: str) -> tuple[float, ...]:
+    """The numbers said and returned, as written, at most 2,000 of each."""
+    return tuple(
+        x for text in (said[:20_000], results[-20_000:]) for found in itertools.islice(_PLAIN_NUMBER.finditer(text), 2_000)
+        if (x := float(found[0].replace(",", "")))
+    )
+
+
+def _rounds(m: re.Match[str], pool: tuple[float, ...]) -> bool:
+    """Whether a rounded number ("~713k", "about 40") is a number said or returned (``pool``),
+    rounded to the digits written: 713,260 is "~713k", 38 is "about 40"; 705,918 is no "~713k"."""
+    if not (m["about"] or m["scale"]):
+        return False  # written exactly: a fact to find as it is
+    number = m["number"].replace(",", "")
+    written = float(number)
+    if "." in number:
+        half = 0.5 * 10 ** -len(number.split(".")[1])
+    else:
+        half = 0.5 * 10 ** (len(number) - len(number.rstrip("0"))) if number.strip("0") else 0.5
+    scale = _SCALES.get(m["scale"] or "", 1.0)
+    return any(abs(x / scale - written) <= half + 1e-9 for x in pool)
 
 
 def _composed(value: str, said: str, results: str = "") -> bool:

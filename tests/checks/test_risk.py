@@ -809,3 +809,17 @@ def test_a_querys_dates_that_bound_a_month_the_user_named():
     assert risk_of("sql", [{}], sql.format("2024-05-01", "2024-06-01"), said).level != "derivable"
     assert risk_of("sql", [{}], sql.format("2023-03-01", "2023-04-01"), said).level != "derivable"
     assert risk_of("sql", [{}], sql.format("2024-03-10", "2024-03-17"), said).level != "derivable"
+
+
+def test_a_composed_summary_may_round_the_numbers_it_was_given():
+    from guard.checks.risk import _facts_found
+
+    returned = '[["2025-11-03T03:06:00Z", 705918], ["2025-11-03T03:07:00Z", 713260]], "attendees": 38'
+    assert _facts_found("Lag peaked at ~713k records.", "summarise the incident", returned)
+    assert _facts_found("About 40 people came.", "write the recap", returned)
+    assert _facts_found("roughly 0.7M records were late", "summarise the incident", returned)
+    # Everyday negatives: a rounding of no number returned, a round number too far off, and a
+    # number written exactly is a fact to find as it is
+    assert not _facts_found("Lag peaked at ~720k records.", "summarise the incident", returned)
+    assert not _facts_found("About 50 people came.", "write the recap", returned)
+    assert not _facts_found("Lag peaked at 713 records.", "summarise the incident", returned)
