@@ -56,7 +56,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
@@ -546,7 +546,7 @@ class SemanticCaches:
     tools: LRU[str, _Tools]
     #: the spans of each clause: a clause is embedded alone, so its spans are the same in whatever
     #: message it stands ("Is there anything else I can help you with?" in many conversations)
-    clauses: LRU[str, _Spans] = field(default_factory=lambda: LRU(16_384, 64 * 2**20, _weight))
+    clauses: LRU[str, _Spans]
 
     @classmethod
     def new(cls, size: int = 4_096, max_bytes: int = 256 * 2**20) -> SemanticCaches:

@@ -897,8 +897,8 @@ def _media_type(value: object, ctx: Context) -> Derivation | None:
     if not ({"mime", "mimetype", "media", "content"} & set(ctx.words) or re.search(r"\bmime\b|\bmedia type\b|\bcontent[ -]type\b", ctx.description[:300], re.I)):
         return None
     for extension in mimetypes.guess_all_extensions(value.strip().lower()):
-        word = re.compile(rf" {re.escape(extension[1:])}s? ")
-        if (index := next((i for i, text in ctx.normalised if word.search(text)), None)) is not None:
+        said = (f" {extension[1:]} ", f" {extension[1:]}s ")  # "a csv", "the PDFs"
+        if (index := next((i for i, text in ctx.normalised if any(w in text for w in said)), None)) is not None:
             return index, f"{extension[1:]} -> {value}"
     return None
 
@@ -911,7 +911,7 @@ def _written_without_marks(value: object, ctx: Context) -> Derivation | None:
         return None
     words = normalise_text(value)
     return next(((index, f"{value} (said with its marks)") for index, text in ctx.normalised
-                 if not text.isascii() and f" {words} " in unmarked(text)), None)
+                 if not text.isascii() and f" {words} " in unmarked(text[:_READ])), None)
 
 
 def _named_day_as_typed(value: object, ctx: Context) -> Derivation | None:

@@ -915,7 +915,7 @@ def airport_code(value: object, ctx: Context) -> Derivation | None:
     if not words & _AIRPORT_WORDS:
         return None
     for index, text in ctx.normalised:
-        plain = unmarked(text) if not text.isascii() else text  # the table writes "Umea" for Umeå
+        plain = unmarked(text[:_CACHED_TEXT]) if not text.isascii() else text  # the table writes "Umea" for Umeå
         for name in _airports().get(value.strip(), ()):
             if f" {name} " in text or f" {name} " in plain:
                 return index, f"{name} -> {value}"

@@ -185,7 +185,7 @@ def risk_of(
     composed = isinstance(value, str) and len(value.split()) >= 2
     head = named[-2] if len(named) > 1 and named[-1] in _TEXT_FORMATS else named[-1] if named else ""
     texts = _TEXT_HEADS | _LABEL_HEADS if creates else _TEXT_HEADS  # the name of what a tool creates is the model's label
-    if composed and head in texts and _composed(value, said, results):
+    if composed and head in texts and _composed(value, said, results, numbers):
         return Risk("derivable", "a text the model composed from what was said or returned: every name and number in it was")
     if isinstance(value, str) and head in texts and unspaced(value) and _pieced(normalise_text(value), said, results):
         return Risk("derivable", "a text in a script without spaces, made of pieces of what was said or returned")
@@ -238,7 +238,7 @@ def risk_of(
         if not _number_stated_for(words, said):
             return Risk("derivable", "a measure or rating a model may compute, convert or estimate")
         return Risk("ordinary", "the user stated another number for this parameter; a different one contradicts it")
-    if composed and held & _DESCRIPTIVE_WORDS and (_echoes(value, said, results) or _composed(value, said, results)) and not points(value):
+    if composed and held & _DESCRIPTIVE_WORDS and (_echoes(value, said, results) or _composed(value, said, results, numbers)) and not points(value):
         return Risk("derivable", "descriptive text in the model's words, echoing what was said or returned")
     if isinstance(value, str) and words & _QUERY_WORDS and _literals_said(value, said, results, numbers):
         return Risk("derivable", "a query in the tool's own syntax whose values were said or returned")
@@ -440,18 +440,18 @@ def _pieced(value: str, said: str, results: str = "") -> bool:
     return 5 * covered >= 4 * len(value)
 
 
-def _facts_found(value: str, said: str, results: str = "") -> bool:
+def _facts_found(value: str, said: str, results: str = "", numbers: Collection[int | float] = frozenset()) -> bool:
     """Whether a text says nothing new: every fact in it was said or returned, and it is no mere
-    pointer ("the same as last time")."""
+    pointer ("the same as last time"); a number written rounded may round one of ``numbers``
+    (those said or returned)."""
     if points(value):
         return False
     clocks = list(itertools.islice(_CLOCK_TIME.finditer(value[:4_000]), 16))
     if not all(_clock_found(m, said, results) for m in clocks):
         return False
     rest = _CLOCK_TIME.sub(" ", value[:4_000]) if clocks else value[:4_000]
-    if _ROUNDED.search(rest):
-        pool = _numbers_of(said, results)
-        rest = _ROUNDED.sub(lambda m: " " if _rounds(m, pool) else m[0], rest, count=64)
+    if numbers and _ROUNDED.search(rest):
+        rest = _ROUNDED.sub(lambda m: " " if _rounds(m, numbers) else m[0], rest, count=64)
     return all(_found(f, said, results) for f in dict.fromkeys(_facts(rest)))
 
 
@@ -462,21 +462,12 @@ _ROUNDED = re.compile(
     r"(?:\s?(?P<scale>k|K|M|bn|B|thousand|million|billion)\b)?(?![\w%])"
 )
 _SCALES = {"k": 1e3, "K": 1e3, "thousand": 1e3, "M": 1e6, "million": 1e6, "bn": 1e9, "B": 1e9, "billion": 1e9}
-#: Numbers said or returned, as written ("713260", "1,187,432", "4.31").
-_PLAIN_NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.,])\d{1,15}(?:\.\d+)?")
 
 
-def _numbers_of(said: str, results: str) -> tuple[float, ...]:
-    """The numbers said and returned, as written, at most 2,000 of each."""
-    return tuple(
-        x for text in (said[:20_000], results[-20_000:]) for found in itertools.islice(_PLAIN_NUMBER.finditer(text), 2_000)
-        if (x := float(found[0].replace(",", "")))
-    )
-
-
-def _rounds(m: re.Match[str], pool: tuple[float, ...]) -> bool:
-    """Whether a rounded number ("~713k", "about 40") is a number said or returned (``pool``),
-    rounded to the digits written: 713,260 is "~713k", 38 is "about 40"; 705,918 is no "~713k"."""
+def _rounds(m: re.Match[str], numbers: Collection[int | float]) -> bool:
+    """Whether a rounded number ("~713k", "about 40") is one of ``numbers`` (said or returned, as
+    the grounding index read them), rounded to the digits written: 713,260 is "~713k", 38 is
+    "about 40"; 705,918 is no "~713k"."""
     if not (m["about"] or m["scale"]):
         return False  # written exactly: a fact to find as it is
     number = m["number"].replace(",", "")
@@ -486,17 +477,17 @@ def _rounds(m: re.Match[str], pool: tuple[float, ...]) -> bool:
     else:
         half = 0.5 * 10 ** (len(number) - len(number.rstrip("0"))) if number.strip("0") else 0.5
     scale = _SCALES.get(m["scale"] or "", 1.0)
-    return any(abs(x / scale - written) <= half + 1e-9 for x in pool)
+    return any(x and abs(x / scale - written) <= half + 1e-9 for x in itertools.islice(numbers, 4_000))
 
 
-def _composed(value: str, said: str, results: str = "") -> bool:
+def _composed(value: str, said: str, results: str = "", numbers: Collection[int | float] = frozenset()) -> bool:
     """Whether a message, note or title the model composed says what was said or returned, in
     its own words: every fact in it (a number, a name) was said or returned, and it repeats at
     least two of the words said or returned, one of them no name ("Quick heads-up: I'm running
     about 10 minutes behind and will join our 2pm" for "tell her I'm running about 10 min late
     to our 2pm"). A text that names something nobody said ("the invoice for March"), or only
     the recipient ("Hi John, hope you are well"), is not."""
-    if not _facts_found(value, said, results):
+    if not _facts_found(value, said, results, numbers):
         return False
     facts = _facts(value)
     echoed = _stems(value) & (_stems(said) | _stems(results))

@@ -815,11 +815,15 @@ def test_a_composed_summary_may_round_the_numbers_it_was_given():
     from guard.checks.risk import _facts_found
 
     returned = '[["2025-11-03T03:06:00Z", 705918], ["2025-11-03T03:07:00Z", 713260]], "attendees": 38'
-    assert _facts_found("Lag peaked at ~713k records.", "summarise the incident", returned)
-    assert _facts_found("About 40 people came.", "write the recap", returned)
-    assert _facts_found("roughly 0.7M records were late", "summarise the incident", returned)
+    numbers = {2025, 11, 3, 6, 7, 705918, 713260, 38}  # as the grounding index reads them (``numbers`` of risk_of)
+
+    def found(text: str) -> bool:
+        return _facts_found(text, "summarise the incident", returned, numbers)
+
+    assert found("Lag peaked at ~713k records.") and found("About 40 people came.") and found("roughly 0.7M records were late")
     # Everyday negatives: a rounding of no number returned, a round number too far off, and a
     # number written exactly is a fact to find as it is
-    assert not _facts_found("Lag peaked at ~720k records.", "summarise the incident", returned)
-    assert not _facts_found("About 50 people came.", "write the recap", returned)
-    assert not _facts_found("Lag peaked at 713 records.", "summarise the incident", returned)
+    assert not found("Lag peaked at ~720k records.")
+    assert not found("About 50 people came.")
+    assert not found("Lag peaked at 713 records.")
+    assert not _facts_found("Lag peaked at ~713k records.", "summarise the incident", returned)  # no numbers read: none rounded
